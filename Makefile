@@ -1,0 +1,30 @@
+# Every target runs with the project's Node 24 (devDependency `node`), not the system Node.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+
+.PHONY: install run test test-k8s lint bench build clean
+
+node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+run: install
+	node gateway/src/main.ts
+
+test: install
+	vitest run
+
+lint: install
+	tsc -p tsconfig.json --noEmit
+	biome check .
+
+bench: install
+	node test/bench/run.ts
+
+build: install
+	tsc -p tsconfig.build.json
+
+clean:
+	rm -rf node_modules dist gateway/dist operator/dist

@@ -1,0 +1,119 @@
+// One upstream HTTP call with a timeout, mapped to ProviderError. Every provider sends through here.
+import { type Dispatcher, errors as undiciErrors, request } from 'undici';
+import type { CallContext } from '../types.ts';
+import { ProviderError } from '../errors.ts';
+
+export interface UpstreamRequest {
+  method?: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  /** Serialized body; JSON bodies are stringified by the caller once. */
+  body?: string | Uint8Array;
+}
+
+/** Turns an upstream error body into message/type/code; each provider knows its own error shape. */
+export type ErrorBodyParser = (status: number, body: unknown, text: string) => { message: string; type?: string; code?: string };
+
+type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher'>;
+
+export type UpstreamResponse = Dispatcher.ResponseData;
+
+/** Sends the request; resolves on a 2xx status, throws ProviderError otherwise (body consumed for the message). */
+export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<UpstreamResponse> {
+  const headers: Record<string, string> = { ...ctx.network.extra_headers, ...req.headers };
+  const timeout = AbortSignal.timeout(ctx.network.timeout_ms);
+  const signal = AbortSignal.any([ctx.signal, timeout]);
+  let res: UpstreamResponse;
+  try {
+    res = await request(req.url, {
+      method: req.method ?? 'POST',
+      headers,
+      body: req.body,
+      signal,
+      dispatcher: ctx.dispatcher,
+      headersTimeout: ctx.network.timeout_ms,
+      bodyTimeout: ctx.network.timeout_ms,
+    });
+  } catch (err) {
+    throw toNetworkError(err, timeout.aborted);
+  }
+  if (res.statusCode >= 200 && res.statusCode < 300) return res;
+  let text = '';
+  try {
+    text = await res.body.text();
+  } catch {
+    // the status alone still tells what happened
+  }
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const info = parseError(res.statusCode, parsed, text);
+  throw new ProviderError('upstream', info.message || `upstream returned HTTP ${res.statusCode}`, {
+    status: res.statusCode,
+    type: info.type,
+    code: info.code,
+    retryAfter: retryAfterSeconds(res.headers['retry-after']),
+  });
+}
+
+/** POST a JSON body and parse a JSON answer. */
+export async function sendJson<T>(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<T> {
+  const res = await send(ctx, req, parseError);
+  try {
+    return (await res.body.json()) as T;
+  } catch (err) {
+    throw new ProviderError('bad_response', 'upstream returned a body that is not JSON', { cause: err });
+  }
+}
+
+export function toNetworkError(err: unknown, timedOut: boolean): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (timedOut || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+    return new ProviderError('timeout', 'upstream did not answer in time', { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ProviderError('network', `upstream unreachable: ${message}`, { cause: err });
+}
+
+function retryAfterSeconds(v: string | string[] | undefined): number | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  if (!s) return undefined;
+  const n = Number(s);
+  if (Number.isFinite(n)) return n;
+  const at = Date.parse(s);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** Joins a base URL and a path without doubling slashes. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+}
+
+/** The common `{error: {message, type, code}}` / `{message}` shapes. */
+export const parseGenericError: ErrorBodyParser = (status, body, text) => {
+  if (body && typeof body === 'object') {
+    const b = body as Record<string, unknown>;
+    const e = b['error'];
+    if (e && typeof e === 'object') {
+      const eo = e as Record<string, unknown>;
+      return {
+        message: str(eo['message']) ?? text,
+        type: str(eo['type']) ?? str(eo['status']),
+        code: str(eo['code']),
+      };
+    }
+    if (typeof e === 'string') return { message: e, type: str(b['type']) };
+    const m = str(b['message']);
+    if (m) return { message: m, type: str(b['type']) ?? str(b['__type']) };
+  }
+  return { message: text.slice(0, 500) || `upstream returned HTTP ${status}` };
+};
+
+function str(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return String(v);
+  return undefined;
+}

@@ -1,0 +1,76 @@
+// The contract every upstream provider implements. Providers are pure translators around one HTTP call:
+// they never pick keys, retry, fall back or log (the engine does that).
+import type { Dispatcher } from 'undici';
+import type { ChatChunk, ChatRequest, ChatResponse } from '../schemas/chat.ts';
+import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
+import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
+import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
+import type { ModelInfo } from '../schemas/models.ts';
+import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
+
+export type Operation =
+  | 'list_models'
+  | 'chat'
+  | 'chat_stream'
+  | 'text_completion'
+  | 'text_completion_stream'
+  | 'embeddings'
+  | 'responses'
+  | 'responses_stream'
+  | 'count_tokens';
+
+/** A provider key as the engine hands it to a provider: secret values resolved. Never log this object. */
+export interface ProviderKey {
+  id: string;
+  name: string;
+  /** API key / token. Empty for keys that authenticate otherwise (bedrock credentials, vertex service account). */
+  value: string;
+  models: string[];
+  weight: number;
+  aliases: Record<string, string>;
+  azure_key_config?: { endpoint: string; api_version?: string };
+  bedrock_key_config?: { access_key: string; secret_key: string; region: string; session_token?: string };
+  vertex_key_config?: { project_id: string; region: string; auth_credentials?: string };
+  replicate_key_config?: { use_deployments_endpoint: boolean };
+}
+
+export interface NetworkConfig {
+  /** Overrides the provider's default base URL (how tests point a provider at a fake). No trailing slash. */
+  base_url?: string;
+  timeout_ms: number;
+  extra_headers: Record<string, string>;
+  max_retries: number;
+  retry_backoff_initial_ms: number;
+  retry_backoff_max_ms: number;
+}
+
+export interface CallContext {
+  /** Configured provider name, e.g. `groq` (several names may share one implementation). */
+  provider: string;
+  /** Upstream model identifier after alias resolution. */
+  model: string;
+  key: ProviderKey;
+  network: NetworkConfig;
+  /** Aborts the upstream call (client went away, or the gateway timed out). */
+  signal: AbortSignal;
+  /** Shared keep-alive connection pool. */
+  dispatcher: Dispatcher;
+}
+
+/**
+ * Streaming operations resolve once the upstream answered with a success status, so the engine can still
+ * retry or fall back before the first byte reaches the client; the iterable then yields chunk by chunk.
+ */
+export interface ProviderAdapter {
+  readonly name: string;
+  listModels?(ctx: Omit<CallContext, 'model'>): Promise<ModelInfo[]>;
+  chat?(req: ChatRequest, ctx: CallContext): Promise<ChatResponse>;
+  chatStream?(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<ChatChunk>>;
+  textCompletion?(req: TextCompletionRequest, ctx: CallContext): Promise<TextCompletionResponse>;
+  textCompletionStream?(req: TextCompletionRequest, ctx: CallContext): Promise<AsyncIterable<TextCompletionResponse>>;
+  embeddings?(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResponse>;
+  /** Native Responses API only; the engine serves Responses through `chat` when this is absent. */
+  responses?(req: ResponsesRequest, ctx: CallContext): Promise<ResponsesResponse>;
+  responsesStream?(req: ResponsesRequest, ctx: CallContext): Promise<AsyncIterable<ResponsesStreamEvent>>;
+  countTokens?(req: CountTokensRequest, ctx: CallContext): Promise<CountTokensResponse>;
+}

@@ -1,0 +1,2 @@
+// Placeholder until the harness lands: starts nothing.
+export default function setup(): void {}

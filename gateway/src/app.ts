@@ -1,0 +1,110 @@
+// Builds the fastify instance from a Runtime: hooks for auth and limits, the error envelope, the routes.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { authenticateAdmin, authenticateInference } from './http/auth.ts';
+import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
+import { RequestError } from './http/request-error.ts';
+import { registerConfigRoutes } from './routes/api/config.ts';
+import { registerLogRoutes } from './routes/api/logs.ts';
+import { registerProviderRoutes } from './routes/api/providers.ts';
+import { registerHealthRoutes } from './routes/health.ts';
+import { registerV1Routes } from './routes/v1/index.ts';
+import type { Runtime } from './runtime.ts';
+
+const MB = 1024 * 1024;
+/** Hard cap of the parser; the configurable limit (client.max_request_body_size_mb) is checked per request. */
+const HARD_BODY_LIMIT = 1024 * MB;
+
+export interface App {
+  fastify: FastifyInstance;
+  /** Marks the app as draining: /ready answers 503 so load balancers stop sending traffic. */
+  drain(): void;
+}
+
+export function buildApp(rt: Runtime): App {
+  let draining = false;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: HARD_BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: 65_000,
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const url = request.url;
+    const limit = rt.state.snapshot.client.max_request_body_size_mb * MB;
+    const len = Number(request.headers['content-length'] ?? 0);
+    if (len > limit) {
+      throw new GatewayError(
+        'payload_too_large',
+        `request body of ${len} bytes exceeds the limit of ${rt.state.snapshot.client.max_request_body_size_mb} MB`,
+      );
+    }
+    if (url.startsWith('/api/')) {
+      authenticateAdmin(request.headers, rt.auth, rt.state.snapshot.adminKeyHashes);
+    } else if (url.startsWith('/v1/')) {
+      authenticateInference(
+        request.headers,
+        rt.auth,
+        rt.state.snapshot.adminKeyHashes,
+        rt.state.snapshot.client.enforce_auth_on_inference,
+      );
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+    let cause: unknown = error;
+    let extra: ExtraFields = {};
+    if (error instanceof RequestError) {
+      cause = error.error;
+      extra = error.extra;
+    }
+    const mapped = mapFrameworkError(cause);
+    const env = toEnvelope(mapped, request.id, extra);
+    if (env.status_code >= 500 && env.is_gateway_error) {
+      rt.logger.error({ request_id: request.id, err: cause instanceof Error ? cause.stack : String(cause) }, 'request failed');
+    }
+    if (mapped instanceof GatewayError && mapped.headers) reply.headers(mapped.headers);
+    reply.code(env.status_code).header('x-gateway-request-id', request.id).send(env);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const env = toEnvelope(new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`), request.id);
+    reply.code(404).send(env);
+  });
+
+  registerHealthRoutes(app, rt, () => draining);
+  registerConfigRoutes(app, rt);
+  registerProviderRoutes(app, rt);
+  registerLogRoutes(app, rt);
+  registerV1Routes(app, rt);
+
+  return {
+    fastify: app,
+    drain() {
+      draining = true;
+    },
+  };
+}
+
+/** fastify's own errors (bad JSON, wrong content type, body too large) in the gateway's vocabulary. */
+function mapFrameworkError(err: unknown): unknown {
+  if (!(err instanceof Error) || !('statusCode' in err || 'code' in err)) return err;
+  const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
+  if (!code.startsWith('FST_') && !('statusCode' in err)) return err;
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('payload_too_large', 'request body too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('unsupported_media_type', `unsupported content type; send application/json`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('invalid_request', 'request body is empty; expected JSON');
+    default: {
+      const status = (err as FastifyError).statusCode ?? 500;
+      return status < 500 ? new GatewayError('invalid_request', err.message) : err;
+    }
+  }
+}

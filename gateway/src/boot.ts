@@ -1,0 +1,108 @@
+// Builds a Runtime from settings and starts serving. main.ts calls it for the process; tests call it to
+// run a real gateway in-process.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Logger, pino } from 'pino';
+import { Agent } from 'undici';
+import { type App, buildApp } from './app.ts';
+import { type EnvSettings, loadConfigFile } from './config/load.ts';
+import type { ConfigFile } from './config/schema.ts';
+import { buildAuthIndex } from './http/auth.ts';
+import { LogWriter } from './plugins/logging/writer.ts';
+import { createAdapters, providerCatalog } from './providers/registry.ts';
+import type { Runtime } from './runtime.ts';
+import { openState } from './state/index.ts';
+import { bootstrapAdminKey } from './state/services/admin-keys.ts';
+import { LogStore } from './state/services/logs.ts';
+
+export interface BootOptions {
+  env: EnvSettings;
+  /** config.json already parsed (tests); otherwise read from env.configPath. */
+  file?: ConfigFile;
+  processEnv?: Record<string, string | undefined>;
+  logger?: Logger;
+  /** Key prefix in Redis (tests sharing one Redis isolate by it). */
+  redisKeyPrefix?: string;
+  /** Called with a generated admin key (printed once by main.ts). */
+  onGeneratedAdminKey?: (key: string) => void;
+}
+
+export interface Gateway {
+  rt: Runtime;
+  app: App;
+  /** Base URL once listening. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: ['*.value', '*.secret_key', '*.session_token', '*.authorization', '*.api_key', '*.password', '*.auth_credentials'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export async function bootGateway(opts: BootOptions): Promise<Gateway> {
+  const { env } = opts;
+  const logger = opts.logger ?? createLogger(env.logLevel);
+  const file = opts.file ?? (await loadConfigFile(env.configPath, opts.processEnv ?? process.env));
+  const state = await openState({
+    databaseUrl: env.databaseUrl,
+    dataDir: env.databaseUrl ? undefined : env.dataDir,
+    redisUrl: env.redisUrl,
+    redisKeyPrefix: opts.redisKeyPrefix,
+    encryptionKey: env.encryptionKey,
+    catalog: providerCatalog,
+    log: logger,
+  });
+  let dispatcher: Agent | undefined;
+  let logWriter: LogWriter | undefined;
+  try {
+    if (opts.file || env.configPath) {
+      await state.clientConfig.applyConfigFile(file.client);
+      await state.providers.applyConfigFile(file);
+    }
+    const configuredAdmin = Boolean(env.adminApiKey) || file.auth.admin_api_keys.length > 0;
+    const { generated } = await bootstrapAdminKey(state.db, configuredAdmin);
+    if (generated) {
+      await state.snapshot.apply({ kind: 'admin_keys' });
+      opts.onGeneratedAdminKey?.(generated);
+    }
+    const logStore = new LogStore(state.db);
+    dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
+    logWriter = new LogWriter(logStore, {
+      onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing request logs failed; will retry'),
+    });
+    const rt: Runtime = {
+      env,
+      file,
+      state,
+      adapters: createAdapters(),
+      dispatcher,
+      logger,
+      auth: buildAuthIndex(file.auth, env.adminApiKey),
+      logStore,
+      logWriter,
+      random: Math.random,
+      sleep: (ms) => sleep(ms),
+      now: () => Date.now(),
+    };
+    const app = buildApp(rt);
+    const address = await app.fastify.listen({ port: env.port, host: env.host });
+    const closeAll = async () => {
+      app.drain();
+      await app.fastify.close();
+      await logWriter?.close();
+      await dispatcher?.close();
+      await state.close();
+    };
+    return { rt, app, url: address, close: closeAll };
+  } catch (err) {
+    await logWriter?.close().catch(() => undefined);
+    await dispatcher?.close().catch(() => undefined);
+    await state.close().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,69 @@
+// Reads config.json (optional) and the process environment into validated settings.
+import { readFile } from 'node:fs/promises';
+import { ConfigFile } from './schema.ts';
+import { formatIssues } from './issues.ts';
+import { resolveEnvRefs } from './resolve-env.ts';
+
+export interface EnvSettings {
+  port: number;
+  host: string;
+  configPath: string | undefined;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  encryptionKey: string | undefined;
+  adminApiKey: string | undefined;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function readEnvSettings(env: Record<string, string | undefined>): EnvSettings {
+  const port = Number(env['GATEWAY_PORT'] ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`GATEWAY_PORT: expected a port number, got "${env['GATEWAY_PORT']}"`);
+  }
+  const level = env['GATEWAY_LOG_LEVEL'] ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) {
+    throw new ConfigError(`GATEWAY_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  return {
+    port,
+    host: env['GATEWAY_HOST'] || '0.0.0.0',
+    configPath: env['GATEWAY_CONFIG'] || undefined,
+    dataDir: env['GATEWAY_DATA_DIR'] || './data',
+    databaseUrl: env['DATABASE_URL'] || undefined,
+    redisUrl: env['REDIS_URL'] || undefined,
+    encryptionKey: env['GATEWAY_ENCRYPTION_KEY'] || undefined,
+    adminApiKey: env['GATEWAY_ADMIN_API_KEY'] || undefined,
+    logLevel: level,
+  };
+}
+
+/** Parses config.json text; errors name the JSON path and what was expected. */
+export function parseConfigFile(text: string, env: Record<string, string | undefined>): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config.json is not valid JSON: ${(err as Error).message}`);
+  }
+  const resolved = resolveEnvRefs(raw, env);
+  if (!resolved.ok) throw new ConfigError(`config.json: ${resolved.error}`);
+  const parsed = ConfigFile.safeParse(resolved.value);
+  if (!parsed.success) throw new ConfigError(`config.json: ${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+export async function loadConfigFile(path: string | undefined, env: Record<string, string | undefined>): Promise<ConfigFile> {
+  if (!path) return ConfigFile.parse({});
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`GATEWAY_CONFIG: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+  return parseConfigFile(text, env);
+}

@@ -1,0 +1,256 @@
+// Runs one request over its candidates (primary, then fallbacks) and their keys: retries with backoff on
+// network errors and 5xx on the same key, rotation to another key on 429, every attempt in the trail.
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../http/errors.ts';
+import { ProviderError } from '../providers/errors.ts';
+import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/types.ts';
+import type { Coordinator } from '../state/coord/types.ts';
+import type { ProviderEntry } from '../state/snapshot.ts';
+import { backoffMs, eligibleKeys, keyServes, pickWeighted, upstreamModel } from './keys.ts';
+import type { ModelRef } from './model-ref.ts';
+
+export interface Attempt {
+  provider: string;
+  model: string;
+  key_id: string;
+  key_name: string;
+  /** 1-based attempt number on this key. */
+  attempt: number;
+  status: number | null;
+  outcome: 'success' | 'error';
+  /** What the gateway did next: retry the same key, rotate to another key, fall back, or give up. */
+  next?: 'retry' | 'rotate' | 'fallback' | 'fail';
+  error_type?: string;
+  error?: string;
+  latency_ms: number;
+}
+
+export interface Pin {
+  by: 'id' | 'name';
+  value: string;
+}
+
+export interface ExecDeps {
+  providers: ReadonlyMap<string, ProviderEntry>;
+  adapters: ReadonlyMap<string, ProviderAdapter>;
+  coord: Coordinator;
+  dispatcher: Dispatcher;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  stickyTtlMs: number;
+}
+
+export interface ExecRequest<T> {
+  candidates: ModelRef[];
+  /** The adapter's method for this operation, or undefined when the provider has none. */
+  method: (adapter: ProviderAdapter) => ((ctx: CallContext) => Promise<T>) | undefined;
+  operationLabel: string;
+  pin: Pin | undefined;
+  sessionId: string | undefined;
+  signal: AbortSignal;
+}
+
+export interface ExecOutcome {
+  trail: Attempt[];
+  /** Index into candidates of the one that answered (or failed last). */
+  candidateIndex: number;
+  provider: string;
+  resolvedModel: string;
+  /** Empty when every attempt failed over several keys (spec: attempt_trail is then authoritative). */
+  selectedKeyId: string;
+  selectedKeyName: string;
+}
+
+export class ExecFailure extends Error {
+  override readonly name = 'ExecFailure';
+  readonly error: unknown;
+  readonly outcome: ExecOutcome;
+  constructor(error: unknown, outcome: ExecOutcome) {
+    super(error instanceof Error ? error.message : String(error));
+    this.error = error;
+    this.outcome = outcome;
+  }
+}
+
+type Mode = 'pool' | 'pinned' | 'sticky';
+
+export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {
+  const trail: Attempt[] = [];
+  const triedKeys = new Set<string>();
+  let lastError: unknown;
+  let last = { index: 0, provider: req.candidates[0]?.provider ?? '', model: '', key: undefined as ProviderKey | undefined };
+  let keepKey = false;
+  for (const [index, cand] of req.candidates.entries()) {
+    last = { index, provider: cand.provider, model: cand.model, key: undefined };
+    try {
+      const entry = deps.providers.get(cand.provider);
+      if (!entry) {
+        throw new GatewayError('provider_not_configured', `provider ${cand.provider} is not configured`, { param: 'model' });
+      }
+      const adapter = deps.adapters.get(cand.provider);
+      const fn = adapter && req.method(adapter);
+      if (!adapter || !fn) {
+        throw new GatewayError(
+          'unsupported_operation',
+          `provider ${cand.provider} does not support ${req.operationLabel}`,
+          { param: 'model' },
+        );
+      }
+      const { keys, mode } = await chooseKeys(deps, entry, cand, req);
+      keepKey ||= mode !== 'pool';
+      const pool = [...keys];
+      let key = mode === 'pool' ? pickWeighted(pool, deps.random)! : pool[0]!;
+      for (;;) {
+        triedKeys.add(key.id);
+        last.key = key;
+        const model = upstreamModel(key, cand.model);
+        last.model = model;
+        const ctx: CallContext = {
+          provider: cand.provider,
+          model,
+          key,
+          network: entry.network,
+          signal: req.signal,
+          dispatcher: deps.dispatcher,
+        };
+        const r = await attemptKey(deps, entry, key, ctx, fn, trail);
+        if (r.ok) {
+          if (req.sessionId && mode !== 'pinned') await remember(deps, cand.provider, req.sessionId, key.id);
+          return { value: r.value, outcome: outcomeOf(trail, index, cand.provider, model, key, true) };
+        }
+        lastError = r.error;
+        const i = pool.indexOf(key);
+        if (r.error.rateLimited && mode !== 'pinned' && i !== -1) pool.splice(i, 1);
+        if (r.error.rateLimited && mode !== 'pinned' && pool.length > 0) {
+          trail.at(-1)!.next = 'rotate';
+          key = pickWeighted(pool, deps.random)!;
+          continue;
+        }
+        throw r.error;
+      }
+    } catch (err) {
+      lastError = err;
+      const t = trail.at(-1);
+      if (t && t.next === undefined) t.next = index < req.candidates.length - 1 ? 'fallback' : 'fail';
+      if (req.signal.aborted) break;
+    }
+  }
+  const keepSelected = keepKey || triedKeys.size <= 1;
+  const key = keepSelected ? last.key : undefined;
+  throw new ExecFailure(lastError, outcomeOf(trail, last.index, last.provider, last.model, key, keepSelected));
+}
+
+async function attemptKey<T>(
+  deps: ExecDeps,
+  entry: ProviderEntry,
+  key: ProviderKey,
+  ctx: CallContext,
+  fn: (ctx: CallContext) => Promise<T>,
+  trail: Attempt[],
+): Promise<{ ok: true; value: T } | { ok: false; error: ProviderError }> {
+  const max = entry.network.max_retries;
+  for (let attempt = 0; ; attempt++) {
+    const t0 = performance.now();
+    try {
+      const value = await fn(ctx);
+      trail.push(record(ctx, key, attempt, t0, null));
+      return { ok: true, value };
+    } catch (err) {
+      if (!(err instanceof ProviderError)) throw err;
+      const rec = record(ctx, key, attempt, t0, err);
+      trail.push(rec);
+      if (err.retryable && attempt < max && !ctx.signal.aborted) {
+        rec.next = 'retry';
+        const { retry_backoff_initial_ms: initial, retry_backoff_max_ms: cap } = entry.network;
+        await deps.sleep(backoffMs(attempt, initial, cap, deps.random));
+        continue;
+      }
+      return { ok: false, error: err };
+    }
+  }
+}
+
+function record(ctx: CallContext, key: ProviderKey, attempt: number, t0: number, err: ProviderError | null): Attempt {
+  const a: Attempt = {
+    provider: ctx.provider,
+    model: ctx.model,
+    key_id: key.id,
+    key_name: key.name,
+    attempt: attempt + 1,
+    status: err ? (err.kind === 'upstream' ? err.status : null) : 200,
+    outcome: err ? 'error' : 'success',
+    latency_ms: Math.round((performance.now() - t0) * 100) / 100,
+  };
+  if (err) {
+    a.error_type = err.kind === 'upstream' ? (err.type ?? 'upstream_error') : err.kind;
+    a.error = err.message.slice(0, 500);
+  }
+  return a;
+}
+
+async function chooseKeys(
+  deps: ExecDeps,
+  entry: ProviderEntry,
+  cand: ModelRef,
+  req: ExecRequest<unknown>,
+): Promise<{ keys: ProviderKey[]; mode: Mode }> {
+  if (req.pin) {
+    const key = req.pin.by === 'id' ? entry.keysById.get(req.pin.value) : entry.keysByName.get(req.pin.value);
+    if (!key) {
+      throw new GatewayError(
+        'key_not_found',
+        `pinned key ${req.pin.by} "${req.pin.value}" is not a key of provider ${cand.provider}`,
+        { param: req.pin.by === 'id' ? 'x-gateway-key-id' : 'x-gateway-key-name' },
+      );
+    }
+    if (!keyServes(key, cand.model)) throw denied(cand, [key]);
+    return { keys: [key], mode: 'pinned' };
+  }
+  if (entry.keys.length === 0) {
+    throw new GatewayError('no_keys_available', `provider ${cand.provider} has no keys; add one with POST /api/providers/${cand.provider}/keys`);
+  }
+  const keys = eligibleKeys(entry.keys, cand.model);
+  if (keys.length === 0) throw denied(cand, entry.keys);
+  if (req.sessionId) {
+    const stickyId = await deps.coord.get(stickyKey(cand.provider, req.sessionId));
+    const sticky = stickyId ? keys.find((k) => k.id === stickyId) : undefined;
+    if (sticky) return { keys: [sticky, ...keys.filter((k) => k !== sticky)], mode: 'sticky' };
+  }
+  return { keys, mode: 'pool' };
+}
+
+function denied(cand: ModelRef, keys: ProviderKey[]): GatewayError {
+  const empty = keys.every((k) => k.models.length === 0);
+  const rule = empty ? 'provider key models is empty (deny all)' : 'provider key models allow-list';
+  return new GatewayError(
+    'model_not_allowed',
+    `model ${cand.model} is not allowed by any key of provider ${cand.provider} (rule: ${rule})`,
+    { param: 'model' },
+  );
+}
+
+function stickyKey(provider: string, session: string): string {
+  return `sticky:${provider}:${session}`;
+}
+
+async function remember(deps: ExecDeps, provider: string, session: string, keyId: string): Promise<void> {
+  await deps.coord.set(stickyKey(provider, session), keyId, deps.stickyTtlMs);
+}
+
+function outcomeOf(
+  trail: Attempt[],
+  index: number,
+  provider: string,
+  model: string,
+  key: ProviderKey | undefined,
+  keep: boolean,
+): ExecOutcome {
+  return {
+    trail,
+    candidateIndex: index,
+    provider,
+    resolvedModel: model,
+    selectedKeyId: keep && key ? key.id : '',
+    selectedKeyName: keep && key ? key.name : '',
+  };
+}

@@ -1,0 +1,120 @@
+// The inference operations: for each, which adapter method serves it (natively or through a bridge),
+// and where its usage is. Adding an operation is one entry here plus a thin route.
+import type { ChatChunk, ChatRequest, ChatResponse, Usage } from '../schemas/chat.ts';
+import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
+import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
+import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
+import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
+import type { CallContext, ProviderAdapter } from '../providers/types.ts';
+import { ProviderError } from '../providers/errors.ts';
+import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
+
+export interface UsageSummary {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+type Unary<Req, Res> = (a: ProviderAdapter) => ((req: Req, ctx: CallContext) => Promise<Res>) | undefined;
+type Streaming<Req, Chunk> = (
+  a: ProviderAdapter,
+) => ((req: Req, ctx: CallContext) => Promise<AsyncIterable<Chunk>>) | undefined;
+
+export interface OperationSpec<Req, Res, Chunk> {
+  requestType: string;
+  label: string;
+  unary: Unary<Req, Res>;
+  stream?: Streaming<Req, Chunk>;
+  usage(res: Res): UsageSummary | undefined;
+  chunkUsage?(chunk: Chunk): UsageSummary | undefined;
+}
+
+export function fromChatUsage(u: Usage | null | undefined): UsageSummary | undefined {
+  return u ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens } : undefined;
+}
+
+function bind<Req, Res>(fn: ((req: Req, ctx: CallContext) => Promise<Res>) | undefined, self: ProviderAdapter) {
+  return fn ? (req: Req, ctx: CallContext) => fn.call(self, req, ctx) : undefined;
+}
+
+export const chatOp: OperationSpec<ChatRequest, ChatResponse, ChatChunk> = {
+  requestType: 'chat_completion',
+  label: 'chat completions',
+  unary: (a) => bind(a.chat, a),
+  stream: (a) => bind(a.chatStream, a),
+  usage: (r) => fromChatUsage(r.usage),
+  chunkUsage: (c) => fromChatUsage(c.usage),
+};
+
+export const textCompletionOp: OperationSpec<TextCompletionRequest, TextCompletionResponse, TextCompletionResponse> = {
+  requestType: 'text_completion',
+  label: 'text completions',
+  unary: (a) => bind(a.textCompletion, a),
+  stream: (a) => bind(a.textCompletionStream, a),
+  usage: (r) => fromChatUsage(r.usage),
+  chunkUsage: (c) => fromChatUsage(c.usage),
+};
+
+export const embeddingsOp: OperationSpec<EmbeddingRequest, EmbeddingResponse, never> = {
+  requestType: 'embedding',
+  label: 'embeddings',
+  unary: (a) => bind(a.embeddings, a),
+  usage: (r) => ({ prompt_tokens: r.usage.prompt_tokens, completion_tokens: 0, total_tokens: r.usage.total_tokens }),
+};
+
+export const countTokensOp: OperationSpec<CountTokensRequest, CountTokensResponse, never> = {
+  requestType: 'count_tokens',
+  label: 'count tokens',
+  unary: (a) => bind(a.countTokens, a),
+  usage: () => undefined,
+};
+
+function responsesUsage(r: ResponsesResponse): UsageSummary | undefined {
+  const u = r.usage;
+  return u ? { prompt_tokens: u.input_tokens, completion_tokens: u.output_tokens, total_tokens: u.total_tokens } : undefined;
+}
+
+function bridgedChatRequest(req: ResponsesRequest, stream: boolean): ChatRequest {
+  const r = responsesToChat(req);
+  if (!r.ok) throw new ProviderError('invalid_request', r.error);
+  const chat: ChatRequest = { ...r.value, stream };
+  if (stream) chat.stream_options = { include_usage: true };
+  return chat;
+}
+
+/** Native Responses API where the provider has one; otherwise served through its chat API. */
+export const responsesOp: OperationSpec<ResponsesRequest, ResponsesResponse, ResponsesStreamEvent> = {
+  requestType: 'responses',
+  label: 'responses',
+  unary: (a) => {
+    if (a.responses) return bind(a.responses, a);
+    const chat = bind(a.chat, a);
+    if (!chat) return undefined;
+    return async (req, ctx) => {
+      const res = await chat(bridgedChatRequest(req, false), ctx);
+      return chatToResponses(res, req, { responseId: `resp_${crypto.randomUUID().replaceAll('-', '')}`, now: nowSec() });
+    };
+  },
+  stream: (a) => {
+    if (a.responsesStream) return bind(a.responsesStream, a);
+    const chatStream = bind(a.chatStream, a);
+    if (!chatStream) return undefined;
+    return async (req, ctx) => {
+      const chunks = await chatStream(bridgedChatRequest(req, true), ctx);
+      return chatStreamToResponses(chunks, req, {
+        responseId: `resp_${crypto.randomUUID().replaceAll('-', '')}`,
+        now: nowSec(),
+      });
+    };
+  },
+  usage: responsesUsage,
+  chunkUsage: (ev) => {
+    if (ev.type !== 'response.completed' && ev.type !== 'response.incomplete') return undefined;
+    const resp = ev['response'];
+    return resp && typeof resp === 'object' ? responsesUsage(resp as ResponsesResponse) : undefined;
+  },
+};
+
+function nowSec(): number {
+  return Math.floor(Date.now() / 1000);
+}

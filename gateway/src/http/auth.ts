@@ -1,0 +1,147 @@
+// Who is calling. Pure decisions over request headers and hashed credentials; lookups compare SHA-256
+// digests (the secret itself is never compared byte by byte), Basic passwords with timingSafeEqual.
+import { timingSafeEqual } from 'node:crypto';
+import type { AuthConfig } from '../config/schema.ts';
+import { sha256Hex } from '../state/ids.ts';
+import { GatewayError } from './errors.ts';
+
+export type Principal =
+  | { kind: 'admin'; name: string }
+  | { kind: 'token'; name: string }
+  | { kind: 'basic'; username: string }
+  | { kind: 'anonymous' };
+
+export const VIRTUAL_KEY_PREFIX = 'sk-vk-';
+/** Keys issued before 1.5.0 carried this prefix; still accepted. */
+export const LEGACY_VIRTUAL_KEY_PREFIX = 'sk-gw-';
+
+export interface AuthIndex {
+  /** sha256 hex of admin keys from config.json and GATEWAY_ADMIN_API_KEY -> name. */
+  adminKeys: Map<string, string>;
+  /** sha256 hex of inference tokens -> name. */
+  tokens: Map<string, string>;
+  /** username -> sha256 digest of the password. */
+  basicUsers: Map<string, Buffer>;
+}
+
+export function buildAuthIndex(auth: AuthConfig, envAdminKey: string | undefined): AuthIndex {
+  const adminKeys = new Map(auth.admin_api_keys.map((k) => [sha256Hex(k.value), k.name]));
+  if (envAdminKey) adminKeys.set(sha256Hex(envAdminKey), 'GATEWAY_ADMIN_API_KEY');
+  return {
+    adminKeys,
+    tokens: new Map(auth.inference_tokens.map((t) => [sha256Hex(t.value), t.name])),
+    basicUsers: new Map(auth.basic_users.map((u) => [u.username, Buffer.from(sha256Hex(u.password), 'hex')])),
+  };
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function header(h: Headers, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function isVirtualKey(value: string): boolean {
+  return value.startsWith(VIRTUAL_KEY_PREFIX) || value.startsWith(LEGACY_VIRTUAL_KEY_PREFIX);
+}
+
+function adminFor(index: AuthIndex, storedHashes: ReadonlySet<string>, secret: string): Principal | undefined {
+  const h = sha256Hex(secret);
+  const name = index.adminKeys.get(h);
+  if (name !== undefined) return { kind: 'admin', name };
+  if (storedHashes.has(h)) return { kind: 'admin', name: 'stored' };
+  return undefined;
+}
+
+/** /api/*: only `Authorization: Bearer <admin API key>`. */
+export function authenticateAdmin(h: Headers, index: AuthIndex, storedHashes: ReadonlySet<string>): Principal {
+  const authz = header(h, 'authorization');
+  if (!authz || !/^bearer\s/i.test(authz)) {
+    const other = header(h, 'x-api-key') ?? header(h, 'x-gateway-vk');
+    throw new GatewayError(
+      'authentication_failed',
+      other
+        ? 'management APIs accept only Authorization: Bearer <admin API key>; x-api-key and virtual keys are rejected'
+        : 'missing Authorization: Bearer <admin API key>',
+    );
+  }
+  const secret = authz.slice(7).trim();
+  if (isVirtualKey(secret)) {
+    throw new GatewayError('authentication_failed', 'virtual keys are not accepted on management APIs');
+  }
+  const p = adminFor(index, storedHashes, secret);
+  if (!p) throw new GatewayError('authentication_failed', 'invalid admin API key');
+  return p;
+}
+
+const RAW_PROVIDER_HEADERS = ['x-goog-api-key', 'x-gateway-azure-endpoint'];
+
+/**
+ * Inference routes. A presented credential must be valid even when `enforce_auth_on_inference` is off
+ * (that setting only lets requests without credentials through): raw provider keys always fail.
+ */
+export function authenticateInference(
+  h: Headers,
+  index: AuthIndex,
+  storedHashes: ReadonlySet<string>,
+  enforce: boolean,
+): Principal {
+  for (const name of RAW_PROVIDER_HEADERS) {
+    if (header(h, name) !== undefined) throw rawKeyError(name);
+  }
+  for (const name of Object.keys(h)) {
+    if (name.startsWith('x-gateway-bedrock-')) throw rawKeyError(name);
+  }
+  const vk = header(h, 'x-gateway-vk');
+  if (vk !== undefined) throw unknownVirtualKey();
+  const apiKey = header(h, 'x-api-key');
+  if (apiKey !== undefined) {
+    if (isVirtualKey(apiKey)) throw unknownVirtualKey();
+    throw rawKeyError('x-api-key');
+  }
+  const authz = header(h, 'authorization');
+  if (authz) {
+    if (/^bearer\s/i.test(authz)) {
+      const secret = authz.slice(7).trim();
+      if (isVirtualKey(secret)) throw unknownVirtualKey();
+      const token = index.tokens.get(sha256Hex(secret));
+      if (token !== undefined) return { kind: 'token', name: token };
+      const admin = adminFor(index, storedHashes, secret);
+      if (admin) return admin;
+      throw rawKeyError('Authorization');
+    }
+    if (/^basic\s/i.test(authz)) return basic(authz.slice(6).trim(), index);
+    throw new GatewayError('authentication_failed', 'unsupported Authorization scheme; use Bearer or Basic');
+  }
+  if (enforce) {
+    throw new GatewayError(
+      'authentication_failed',
+      'missing credentials: send Authorization: Bearer <gateway token or virtual key>, Basic credentials, or x-gateway-vk',
+    );
+  }
+  return { kind: 'anonymous' };
+}
+
+function basic(encoded: string, index: AuthIndex): Principal {
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const username = colon === -1 ? decoded : decoded.slice(0, colon);
+  const password = colon === -1 ? '' : decoded.slice(colon + 1);
+  const expected = index.basicUsers.get(username);
+  const got = Buffer.from(sha256Hex(password), 'hex');
+  // Compare even for unknown users so timing does not reveal which usernames exist.
+  const ok = timingSafeEqual(got, expected ?? Buffer.alloc(32)) && expected !== undefined;
+  if (!ok) throw new GatewayError('authentication_failed', 'invalid username or password');
+  return { kind: 'basic', username };
+}
+
+function rawKeyError(header: string): GatewayError {
+  return new GatewayError(
+    'authentication_failed',
+    `${header}: not a gateway credential. Raw provider keys are not accepted or forwarded; use a gateway token or a virtual key`,
+  );
+}
+
+function unknownVirtualKey(): GatewayError {
+  return new GatewayError('authentication_failed', 'unknown virtual key');
+}

@@ -1,0 +1,145 @@
+// Thin: parse the wire format, run the engine, write JSON or SSE. One handler serves every operation.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { formatIssues } from '../../config/issues.ts';
+import type { ExecOutcome } from '../../engine/execute.ts';
+import { causeOf, logRequest, outcomeOfError, runStream, runUnary } from '../../engine/inference.ts';
+import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
+import { type ExtraFields, GatewayError, toEnvelope } from '../../http/errors.ts';
+import { RequestError } from '../../http/request-error.ts';
+import { startSse, writeEvent } from '../../http/sse.ts';
+import type { Runtime } from '../../runtime.ts';
+
+interface ModelBody {
+  model: string;
+  fallbacks?: string[] | undefined;
+  stream?: boolean | undefined;
+}
+
+export interface RouteDef<Req extends ModelBody, Res, Chunk> {
+  path: string;
+  schema: z.ZodType<Req>;
+  spec: OperationSpec<Req, Res, Chunk>;
+  /** SSE framing: chat and text completions end with `data: [DONE]`; Responses events are named. */
+  sse?: 'done-sentinel' | 'named-events';
+}
+
+export function registerInferenceRoute<Req extends ModelBody, Res extends object, Chunk extends object>(
+  app: FastifyInstance,
+  rt: Runtime,
+  def: RouteDef<Req, Res, Chunk>,
+): void {
+  app.post(def.path, async (request, reply) => {
+    const startedAt = rt.now();
+    const id = request.id;
+    const parsed = def.schema.safeParse(request.body);
+    if (!parsed.success) {
+      throw new RequestError(new GatewayError('invalid_request', formatIssues(parsed.error)), {
+        request_type: def.spec.requestType,
+      });
+    }
+    const body = parsed.data;
+    const stream = body.stream === true && def.spec.stream !== undefined;
+    const ac = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) ac.abort();
+    });
+    const input = {
+      id,
+      body,
+      model: body.model,
+      fallbacks: body.fallbacks,
+      headers: request.headers,
+      signal: ac.signal,
+      startedAt,
+    };
+    const log = (outcome: ExecOutcome | undefined, statusCode: number, usage: UsageSummary | undefined, error: unknown) =>
+      logRequest(rt, { id, requestType: def.spec.requestType, model: body.model, stream, startedAt, outcome, statusCode, usage, error });
+
+    try {
+      if (!stream) {
+        const { value, outcome } = await runUnary(rt, def.spec, input);
+        log(outcome, 200, def.spec.usage(value), undefined);
+        reply.header('x-gateway-request-id', id);
+        return { ...value, extra_fields: extraOf(def, body.model, outcome) };
+      }
+      const { value, outcome } = await runStream(rt, def.spec, input);
+      await pipeStream(rt, reply, request, def, value, outcome, body.model, log);
+      return reply;
+    } catch (err) {
+      const outcome = outcomeOfError(err);
+      const cause = causeOf(err);
+      const env = toEnvelope(cause, id);
+      log(outcome, env.status_code, undefined, env.error);
+      throw new RequestError(cause, errorExtra(def, body.model, outcome));
+    }
+  });
+}
+
+async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
+  rt: Runtime,
+  reply: FastifyReply,
+  request: FastifyRequest,
+  def: RouteDef<Req, Res, Chunk>,
+  chunks: AsyncIterable<Chunk>,
+  outcome: ExecOutcome,
+  model: string,
+  log: (o: ExecOutcome, status: number, usage: UsageSummary | undefined, error: unknown) => void,
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  startSse(res, { 'x-gateway-request-id': request.id });
+  const named = def.sse === 'named-events';
+  let usage: UsageSummary | undefined;
+  try {
+    for await (const chunk of chunks) {
+      usage = def.spec.chunkUsage?.(chunk) ?? usage;
+      const out = isFinal(chunk) ? { ...chunk, extra_fields: extraOf(def, model, outcome) } : chunk;
+      const type = named ? (chunk as { type?: unknown }).type : undefined;
+      const ok = await writeEvent(res, JSON.stringify(out), typeof type === 'string' ? type : undefined);
+      if (!ok) {
+        log(outcome, 499, usage, { type: 'client_closed', message: 'client closed the stream' });
+        return;
+      }
+    }
+    if (!named) await writeEvent(res, '[DONE]');
+    res.end();
+    log(outcome, 200, usage, undefined);
+  } catch (err) {
+    // Headers are sent: the error travels as a last event in the envelope shape, then the stream ends.
+    const env = toEnvelope(err, request.id, errorExtra(def, model, outcome));
+    await writeEvent(res, JSON.stringify(env), named ? 'error' : undefined);
+    res.end();
+    log(outcome, env.status_code, usage, env.error);
+    rt.logger.warn({ request_id: request.id, err: env.error.message }, 'stream failed after it started');
+  }
+}
+
+/** The chunk that closes a choice (or carries usage) also carries the gateway's extra_fields. */
+function isFinal(chunk: object): boolean {
+  const c = chunk as { usage?: unknown; choices?: { finish_reason?: unknown }[]; type?: unknown };
+  if (c.usage) return true;
+  if (c.type === 'response.completed' || c.type === 'response.incomplete') return true;
+  return Array.isArray(c.choices) && c.choices.some((x) => x.finish_reason != null);
+}
+
+function extraOf(def: { spec: { requestType: string } }, model: string, o: ExecOutcome): ExtraFields {
+  return {
+    provider: o.provider,
+    original_model_requested: model,
+    resolved_model_used: o.resolvedModel,
+    request_type: def.spec.requestType,
+  };
+}
+
+function errorExtra(def: { spec: { requestType: string } }, model: string, o: ExecOutcome | undefined): ExtraFields {
+  const extra: ExtraFields = { original_model_requested: model, request_type: def.spec.requestType };
+  if (o) {
+    extra.provider = o.provider;
+    if (o.resolvedModel) extra.resolved_model_used = o.resolvedModel;
+    extra['selected_key_id'] = o.selectedKeyId;
+    extra['selected_key_name'] = o.selectedKeyName;
+    extra['attempt_trail'] = o.trail;
+  }
+  return extra;
+}

@@ -1,0 +1,25 @@
+// Everything a running gateway needs, built once in main.ts (or by a test) and passed down: no globals.
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { ConfigFile } from './config/schema.ts';
+import type { EnvSettings } from './config/load.ts';
+import type { AuthIndex } from './http/auth.ts';
+import type { LogWriter } from './plugins/logging/writer.ts';
+import type { ProviderAdapter } from './providers/types.ts';
+import type { State } from './state/index.ts';
+import type { LogStore } from './state/services/logs.ts';
+
+export interface Runtime {
+  env: EnvSettings;
+  file: ConfigFile;
+  state: State;
+  adapters: ReadonlyMap<string, ProviderAdapter>;
+  dispatcher: Dispatcher;
+  logger: Logger;
+  auth: AuthIndex;
+  logStore: LogStore;
+  logWriter: LogWriter;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}

@@ -1,0 +1,20 @@
+// Change events: every write publishes what changed; every pod reloads just that part of its snapshot.
+import { z } from 'zod';
+
+export const CHANGES_CHANNEL = 'changes';
+
+export const ChangeEvent = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('provider'), name: z.string() }),
+  z.object({ kind: z.literal('client_config') }),
+  z.object({ kind: z.literal('admin_keys') }),
+]);
+export type ChangeEvent = z.infer<typeof ChangeEvent>;
+
+export function parseChangeEvent(message: string): ChangeEvent | undefined {
+  try {
+    const r = ChangeEvent.safeParse(JSON.parse(message));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

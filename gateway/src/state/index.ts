@@ -1,0 +1,87 @@
+// The state module: the only code that touches Postgres or Redis. The gateway and the operator both open it.
+import { randomUUID } from 'node:crypto';
+import { createSecretBox, type SecretBox } from '../crypto/secretbox.ts';
+import { openCoordinator } from './coord/open.ts';
+import type { Coordinator, Unsubscribe } from './coord/types.ts';
+import { migrate } from './db/migrate.ts';
+import { openDb } from './db/open.ts';
+import type { Db } from './db/types.ts';
+import { CHANGES_CHANNEL, type ChangeEvent, parseChangeEvent } from './events.ts';
+import type { ProviderCatalog } from './services/catalog.ts';
+import { ClientConfigService } from './services/client-config.ts';
+import { ProviderService } from './services/providers.ts';
+import { Snapshot, type SnapshotLogger } from './snapshot.ts';
+
+export type { Actor, ProviderCatalog } from './services/catalog.ts';
+export { StateError } from './errors.ts';
+export type { ChangeEvent } from './events.ts';
+
+export interface StateOptions {
+  databaseUrl?: string | undefined;
+  dataDir?: string | undefined;
+  redisUrl?: string | undefined;
+  redisKeyPrefix?: string | undefined;
+  encryptionKey?: string | undefined;
+  catalog: ProviderCatalog;
+  log: SnapshotLogger & { warn(obj: object, msg: string): void };
+  /** Full reload period that heals missed change events. */
+  fullReloadMs?: number;
+}
+
+export interface State {
+  db: Db;
+  coord: Coordinator;
+  box: SecretBox;
+  snapshot: Snapshot;
+  providers: ProviderService;
+  clientConfig: ClientConfigService;
+  close(): Promise<void>;
+}
+
+export async function openState(opts: StateOptions): Promise<State> {
+  const db = await openDb({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const coord = await openCoordinator({ redisUrl: opts.redisUrl, keyPrefix: opts.redisKeyPrefix });
+  const box = createSecretBox(opts.encryptionKey);
+  const snapshot = new Snapshot(db, box, opts.log);
+  const origin = randomUUID();
+
+  const publish = async (event: ChangeEvent): Promise<void> => {
+    // This pod sees its own write at once; the others through the channel.
+    await snapshot.apply(event);
+    await coord.publish(CHANGES_CHANNEL, JSON.stringify({ ...event, origin }));
+  };
+
+  await snapshot.reloadAll();
+  const reloadAll = () =>
+    snapshot.reloadAll().catch((err: Error) => opts.log.warn({ err: err.message }, 'snapshot reload failed'));
+  const unsubscribe: Unsubscribe = await coord.subscribe(CHANGES_CHANNEL, (message) => {
+    if (message.includes(origin)) return;
+    const event = parseChangeEvent(message);
+    if (!event) return;
+    snapshot.apply(event).catch((err: Error) => opts.log.warn({ err: err.message }, 'snapshot update failed'));
+  });
+  coord.onReconnect(() => void reloadAll());
+  const timer = setInterval(() => void reloadAll(), opts.fullReloadMs ?? 30_000);
+  timer.unref();
+
+  return {
+    db,
+    coord,
+    box,
+    snapshot,
+    providers: new ProviderService({ db, box, catalog: opts.catalog, publish }),
+    clientConfig: new ClientConfigService(db, publish),
+    async close() {
+      clearInterval(timer);
+      await unsubscribe().catch(() => undefined);
+      await coord.close();
+      await db.close();
+    },
+  };
+}

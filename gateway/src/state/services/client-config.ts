@@ -1,0 +1,65 @@
+// The client settings (`client` of config.json, `/api/config`): one row, validated, published on change.
+import { z } from 'zod';
+import { formatIssues } from '../../config/issues.ts';
+import { ClientConfig } from '../../config/schema.ts';
+import type { Db, Queryable } from '../db/types.ts';
+import { StateError } from '../errors.ts';
+import type { ChangeEvent } from '../events.ts';
+
+const REMOVED_FIELDS: Record<string, string> = {
+  allow_direct_keys:
+    'allow_direct_keys was removed in 1.5.0: direct provider keys are never accepted; pin a registered key with x-gateway-key-id / x-gateway-key-name or use virtual keys',
+};
+
+const PutBody = z.strictObject({ client_config: z.record(z.string(), z.unknown()) });
+
+export class ClientConfigService {
+  private readonly db: Db;
+  private readonly publish: (e: ChangeEvent) => Promise<void>;
+  constructor(db: Db, publish: (e: ChangeEvent) => Promise<void>) {
+    this.db = db;
+    this.publish = publish;
+  }
+
+  async get(): Promise<ClientConfig> {
+    return readClientConfig(this.db);
+  }
+
+  /** PUT /api/config: replaces the client settings; omitted fields take their defaults. */
+  async put(body: unknown): Promise<ClientConfig> {
+    const shape = PutBody.safeParse(body);
+    if (!shape.success) throw new StateError('invalid', formatIssues(shape.error));
+    const cfg = parseClientConfig(shape.data.client_config, 'client_config');
+    await this.write(cfg);
+    return cfg;
+  }
+
+  /** config.json `client` at start: the file's settings become the stored settings. */
+  async applyConfigFile(cfg: ClientConfig): Promise<void> {
+    await this.write(cfg);
+  }
+
+  private async write(cfg: ClientConfig): Promise<void> {
+    await this.db.query(
+      `INSERT INTO client_config (id, config) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()`,
+      [JSON.stringify(cfg)],
+    );
+    await this.publish({ kind: 'client_config' });
+  }
+}
+
+export function parseClientConfig(raw: Record<string, unknown>, path: string): ClientConfig {
+  for (const [field, why] of Object.entries(REMOVED_FIELDS)) {
+    if (field in raw) throw new StateError('invalid', `${path}.${field}: ${why}`, field);
+  }
+  const r = ClientConfig.safeParse(raw);
+  if (!r.success) throw new StateError('invalid', formatIssues(r.error, path));
+  return r.data;
+}
+
+export async function readClientConfig(q: Queryable): Promise<ClientConfig> {
+  const { rows } = await q.query<{ config: Record<string, unknown> }>('SELECT config FROM client_config WHERE id = 1');
+  // Stored settings were validated on write; parsing again fills defaults added by newer versions.
+  return ClientConfig.parse(rows[0]?.config ?? {});
+}

@@ -1,0 +1,121 @@
+// Request logs: written in batches off the hot path, read by /api/logs.
+import { z } from 'zod';
+import { formatIssues } from '../../config/issues.ts';
+import type { Db } from '../db/types.ts';
+import { StateError } from '../errors.ts';
+
+export interface RequestLog {
+  id: string;
+  created_at: Date;
+  request_type: string;
+  provider: string | null;
+  original_model_requested: string | null;
+  resolved_model_used: string | null;
+  status: 'success' | 'error';
+  status_code: number;
+  stream: boolean;
+  latency_ms: number;
+  selected_key_id: string;
+  selected_key_name: string;
+  attempt_trail: unknown[];
+  fallback_index: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  error: unknown;
+}
+
+const COLUMNS = [
+  'id',
+  'created_at',
+  'request_type',
+  'provider',
+  'original_model_requested',
+  'resolved_model_used',
+  'status',
+  'status_code',
+  'stream',
+  'latency_ms',
+  'selected_key_id',
+  'selected_key_name',
+  'attempt_trail',
+  'fallback_index',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'error',
+] as const;
+
+export const LogQuery = z.strictObject({
+  provider: z.string().optional(),
+  status: z.enum(['success', 'error']).optional(),
+  request_type: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export class LogStore {
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  /** Idempotent: a batch retried after a failure does not duplicate rows. */
+  async insertBatch(entries: readonly RequestLog[]): Promise<void> {
+    if (entries.length === 0) return;
+    const params: unknown[] = [];
+    const tuples = entries.map((e, i) => {
+      const base = i * COLUMNS.length;
+      for (const c of COLUMNS) {
+        const v = e[c];
+        params.push(c === 'attempt_trail' || c === 'error' ? (v === null ? null : JSON.stringify(v)) : v);
+      }
+      return `(${COLUMNS.map((_, j) => `$${base + j + 1}`).join(', ')})`;
+    });
+    await this.db.query(
+      `INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING`,
+      params,
+    );
+  }
+
+  async list(query: unknown): Promise<{ logs: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
+    const r = LogQuery.safeParse(query ?? {});
+    if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+    const q = r.data;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const f of ['provider', 'status', 'request_type'] as const) {
+      const v = q[f];
+      if (v !== undefined) {
+        params.push(v);
+        where.push(`${f} = $${params.length}`);
+      }
+    }
+    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const total = await this.db.query<{ n: string | number }>(`SELECT count(*) AS n FROM request_logs ${w}`, params);
+    const { rows } = await this.db.query(
+      `SELECT * FROM request_logs ${w} ORDER BY created_at DESC, id LIMIT ${q.limit} OFFSET ${q.offset}`,
+      params,
+    );
+    return { logs: rows.map(view), total: Number(total.rows[0]?.n ?? 0), limit: q.limit, offset: q.offset };
+  }
+
+  async get(id: string): Promise<Record<string, unknown>> {
+    const { rows } = await this.db.query('SELECT * FROM request_logs WHERE id = $1', [id]);
+    if (!rows[0]) throw new StateError('not_found', `log ${id} not found`, 'id');
+    return view(rows[0]);
+  }
+
+  async deleteOlderThan(days: number): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `DELETE FROM request_logs WHERE created_at < now() - ($1::int * interval '1 day')`,
+      [days],
+    );
+    return rowCount;
+  }
+}
+
+function view(row: Record<string, unknown>): Record<string, unknown> {
+  const created = row['created_at'];
+  return { ...row, created_at: created instanceof Date ? created.toISOString() : created };
+}

@@ -1,0 +1,116 @@
+// The read model every request uses: providers with their (decrypted) keys, client settings, admin key hashes.
+// Rebuilt piece by piece from change events; never queried per request.
+import type { ClientConfig } from '../config/schema.ts';
+import { ClientConfig as ClientConfigSchema } from '../config/schema.ts';
+import type { SecretBox } from '../crypto/secretbox.ts';
+import type { NetworkConfig, ProviderKey } from '../providers/types.ts';
+import type { Db } from './db/types.ts';
+import type { ChangeEvent } from './events.ts';
+import { readAdminKeyHashes } from './services/admin-keys.ts';
+import { readClientConfig } from './services/client-config.ts';
+import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
+import { toNetworkConfig } from './services/network.ts';
+import type { ProviderRow } from './services/providers.ts';
+
+export interface ProviderEntry {
+  name: string;
+  network: NetworkConfig;
+  keys: ProviderKey[];
+  keysById: Map<string, ProviderKey>;
+  keysByName: Map<string, ProviderKey>;
+}
+
+export interface SnapshotLogger {
+  error(obj: object, msg: string): void;
+}
+
+export class Snapshot {
+  providers = new Map<string, ProviderEntry>();
+  client: ClientConfig = ClientConfigSchema.parse({});
+  /** Hashes of admin keys stored in the database (bootstrap and API-created). */
+  adminKeyHashes = new Set<string>();
+  /** Incremented on every change; lets caches keyed on the snapshot know they are stale. */
+  version = 0;
+
+  private readonly db: Db;
+  private readonly box: SecretBox;
+  private readonly log: SnapshotLogger;
+
+  constructor(db: Db, box: SecretBox, log: SnapshotLogger) {
+    this.db = db;
+    this.box = box;
+    this.log = log;
+  }
+
+  async reloadAll(): Promise<void> {
+    const { rows } = await this.db.query<ProviderRow & Record<string, unknown>>('SELECT * FROM providers');
+    const { rows: keyRows } = await this.db.query<KeyRow & Record<string, unknown>>(
+      'SELECT * FROM provider_keys ORDER BY created_at, name',
+    );
+    const next = new Map<string, ProviderEntry>();
+    for (const row of rows) {
+      next.set(
+        row.name,
+        this.entry(
+          row,
+          keyRows.filter((k) => k.provider === row.name),
+        ),
+      );
+    }
+    this.providers = next;
+    this.client = await readClientConfig(this.db);
+    this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
+    this.version++;
+  }
+
+  async apply(event: ChangeEvent): Promise<void> {
+    switch (event.kind) {
+      case 'provider':
+        await this.reloadProvider(event.name);
+        break;
+      case 'client_config':
+        this.client = await readClientConfig(this.db);
+        break;
+      case 'admin_keys':
+        this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
+        break;
+    }
+    this.version++;
+  }
+
+  private async reloadProvider(name: string): Promise<void> {
+    const { rows } = await this.db.query<ProviderRow & Record<string, unknown>>(
+      'SELECT * FROM providers WHERE name = $1',
+      [name],
+    );
+    const row = rows[0];
+    if (!row) {
+      this.providers.delete(name);
+      return;
+    }
+    const { rows: keyRows } = await this.db.query<KeyRow & Record<string, unknown>>(
+      'SELECT * FROM provider_keys WHERE provider = $1 ORDER BY created_at, name',
+      [name],
+    );
+    this.providers.set(name, this.entry(row, keyRows));
+  }
+
+  private entry(row: ProviderRow, keyRows: KeyRow[]): ProviderEntry {
+    const keys: ProviderKey[] = [];
+    for (const k of keyRows) {
+      try {
+        keys.push(toProviderKey(k, KeySecrets.parse(JSON.parse(this.box.open(k.secret)))));
+      } catch (err) {
+        // One unreadable key must not take the provider down; it is left out and reported.
+        this.log.error({ provider: row.name, key_id: k.id, err: (err as Error).message }, 'provider key skipped');
+      }
+    }
+    return {
+      name: row.name,
+      network: toNetworkConfig(row.network_config),
+      keys,
+      keysById: new Map(keys.map((k) => [k.id, k])),
+      keysByName: new Map(keys.map((k) => [k.name, k])),
+    };
+  }
+}

@@ -33,6 +33,9 @@ export function buildApp(rt: Runtime): App {
     keepAliveTimeout: 65_000,
   });
 
+  // Every body this API takes is JSON; other types get 415 instead of reaching a route as a string.
+  app.removeContentTypeParser('text/plain');
+
   app.addHook('onRequest', async (request) => {
     const url = request.url;
     const limit = rt.state.snapshot.client.max_request_body_size_mb * MB;

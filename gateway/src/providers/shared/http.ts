@@ -21,8 +21,11 @@ export type UpstreamResponse = Dispatcher.ResponseData;
 /** Sends the request; resolves on a 2xx status, throws ProviderError otherwise (body consumed for the message). */
 export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<UpstreamResponse> {
   const headers: Record<string, string> = { ...ctx.network.extra_headers, ...req.headers };
-  const timeout = AbortSignal.timeout(ctx.network.timeout_ms);
-  const signal = AbortSignal.any([ctx.signal, timeout]);
+  // The deadline covers the wait for the response headers; after that `bodyTimeout` is an idle timeout, so a
+  // long stream that keeps sending is never cut off.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), ctx.network.timeout_ms);
+  const signal = AbortSignal.any([ctx.signal, deadline.signal]);
   let res: UpstreamResponse;
   try {
     res = await request(req.url, {
@@ -35,7 +38,9 @@ export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBody
       bodyTimeout: ctx.network.timeout_ms,
     });
   } catch (err) {
-    throw toNetworkError(err, timeout.aborted);
+    throw toNetworkError(err, deadline.signal.aborted);
+  } finally {
+    clearTimeout(timer);
   }
   if (res.statusCode >= 200 && res.statusCode < 300) return res;
   let text = '';
@@ -62,8 +67,15 @@ export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBody
 /** POST a JSON body and parse a JSON answer. */
 export async function sendJson<T>(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<T> {
   const res = await send(ctx, req, parseError);
+  let text: string;
   try {
-    return (await res.body.json()) as T;
+    text = await res.body.text();
+  } catch (err) {
+    throw toNetworkError(err, false);
+  }
+  try {
+    // The caller names the shape it expects; providers validate the fields they read.
+    return JSON.parse(text) as T;
   } catch (err) {
     throw new ProviderError('bad_response', 'upstream returned a body that is not JSON', { cause: err });
   }

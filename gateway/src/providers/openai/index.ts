@@ -1,0 +1,25 @@
+// OpenAI: every operation, at https://api.openai.com/v1 with `Authorization: Bearer <key>`.
+import type { Operation, ProviderAdapter } from '../types.ts';
+import { createOpenAIStyleAdapter } from './adapter.ts';
+import { BEARER, rootedEndpoints } from './endpoints.ts';
+
+/** `network_config.base_url` replaces this; it may be given with or without the trailing `/v1`. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
+
+export const OPENAI_OPERATIONS: readonly Operation[] = [
+  'list_models',
+  'chat',
+  'chat_stream',
+  'text_completion',
+  'text_completion_stream',
+  'embeddings',
+  'responses',
+  'responses_stream',
+  'count_tokens',
+];
+
+const endpoints = rootedEndpoints(OPENAI_DEFAULT_BASE_URL, '/v1', BEARER);
+
+export function createOpenAIProvider(): ProviderAdapter {
+  return createOpenAIStyleAdapter('openai', endpoints, OPENAI_OPERATIONS);
+}

@@ -1,0 +1,75 @@
+// Server-sent event streams of OpenAI-style routes, yielded event by event as they arrive (never collected).
+import { ProviderError } from '../errors.ts';
+import { send } from '../shared/http.ts';
+import { parseSse } from '../shared/sse.ts';
+import type { OpenAIRoute, OpenAIStyleEndpoints } from './endpoints.ts';
+import { bodyReadError, embeddedError, parseOpenAIError } from './errors.ts';
+import type { CallCtx } from './request.ts';
+
+/**
+ * Resolves once the upstream answered 2xx with an event stream (so the engine may still retry before that);
+ * the iterable then yields each JSON payload until `[DONE]` or the end of the body.
+ */
+export async function openStream<T>(
+  ep: OpenAIStyleEndpoints,
+  route: OpenAIRoute,
+  ctx: CallCtx,
+  body: string,
+): Promise<AsyncIterable<T>> {
+  const res = await send(ctx, { url: ep.url(route, ctx), headers: ep.headers(ctx.key), body }, parseOpenAIError);
+  const type = res.headers['content-type'];
+  if (typeof type === 'string' && type.includes('application/json')) {
+    // some servers answer a stream request with one JSON body (an error, or stream ignored): surface it now
+    let text = '';
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw bodyReadError(err);
+    }
+    throw jsonInsteadOfStream(text);
+  }
+  return events<T>(res.body);
+}
+
+async function* events<T>(body: AsyncIterable<Uint8Array>): AsyncGenerator<T> {
+  let done = false;
+  try {
+    for await (const ev of parseSse(body)) {
+      // after [DONE] the rest is drained rather than cut, so the keep-alive connection is reused
+      if (done) continue;
+      if (ev.data === '[DONE]') {
+        done = true;
+        continue;
+      }
+      yield payload<T>(ev.data);
+    }
+  } catch (err) {
+    throw bodyReadError(err);
+  }
+}
+
+function payload<T>(data: string): T {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (err) {
+    throw new ProviderError('bad_response', 'upstream sent a stream event that is not JSON', { cause: err });
+  }
+  const failure = embeddedError(parsed);
+  if (failure) throw failure;
+  // each event of these routes is one JSON object of the route's chunk type; it is passed on as sent
+  return parsed as T;
+}
+
+function jsonInsteadOfStream(text: string): ProviderError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return (
+    embeddedError(parsed) ??
+    new ProviderError('bad_response', 'upstream answered a streaming request with a single JSON body')
+  );
+}

@@ -1,10 +1,11 @@
 // A real gateway in the test process, on a free loopback port, on real Postgres + Redis from the harness
 // (or the embedded default: PGlite in memory + in-process coordination).
-import { type Gateway, bootGateway, createLogger } from '../../gateway/src/boot.ts';
+
+import { inject } from 'vitest';
+import { bootGateway, createLogger, type Gateway } from '../../gateway/src/boot.ts';
 import { readEnvSettings } from '../../gateway/src/config/load.ts';
 import { ConfigFile } from '../../gateway/src/config/schema.ts';
 import { createTestDatabase, testKeyPrefix } from './db.ts';
-import { inject } from 'vitest';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789';
 export const INFERENCE_TOKEN = 'test-inference-token-0123456789';

@@ -10,6 +10,8 @@ export interface QueryResult<T extends Row = Row> {
 export interface Queryable {
   /** Parameterised query ($1, $2, ...). Never interpolate values into `sql`. */
   query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of one or more statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
 }
 
 export interface Db extends Queryable {

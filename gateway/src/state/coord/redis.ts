@@ -1,0 +1,241 @@
+// The Redis coordinator: shared counters, scripts and change events across gateway pods (ioredis).
+// Two connections: commands, and subscriptions (a subscribed connection is reserved for pub/sub).
+// Commands fail fast while Redis is unreachable (no offline queue); both connections reconnect forever.
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { CoordError, ttlArg } from './errors.ts';
+import { INCR_SCRIPT, incrArgs } from './scripts.ts';
+import type { Coordinator, CoordScript, Unsubscribe } from './types.ts';
+
+export interface RedisCoordinatorOptions {
+  url: string;
+  keyPrefix?: string;
+  /** How long opening waits for Redis before failing with `connection_failed`. */
+  connectTimeoutMs?: number;
+  /** Per-command limit, so a stalled Redis cannot hold a request. */
+  commandTimeoutMs?: number;
+  /** Receives errors thrown by subscription and reconnect handlers (they must not break the connection). */
+  onError?: (error: unknown) => void;
+}
+
+type Handler = (message: string) => void;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  // A late rejection after the timeout won must not become an unhandled rejection.
+  promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CoordError('unavailable', `${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Errors Redis replied with (vs. connection errors raised by the client). */
+function isReplyError(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'ReplyError';
+}
+
+function toCoordError(error: unknown): CoordError {
+  if (error instanceof CoordError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (!isReplyError(error)) return new CoordError('unavailable', `redis unavailable: ${message}`, { cause: error });
+  if (message.startsWith('WRONGTYPE')) return new CoordError('wrong_type', message, { cause: error });
+  if (/not an integer|not a valid float/.test(message))
+    return new CoordError('not_a_number', message, { cause: error });
+  return new CoordError('command_failed', message, { cause: error });
+}
+
+const shas = new WeakMap<CoordScript<unknown>, string>();
+function shaOf(script: CoordScript<unknown>): string {
+  let sha = shas.get(script);
+  if (sha === undefined) {
+    sha = createHash('sha1').update(script.lua).digest('hex');
+    shas.set(script, sha);
+  }
+  return sha;
+}
+
+export async function openRedisCoordinator(options: RedisCoordinatorOptions): Promise<Coordinator> {
+  const prefix = options.keyPrefix ?? '';
+  const onError = options.onError ?? (() => undefined);
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const connectionOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: options.commandTimeoutMs ?? 5_000,
+    connectTimeout: connectTimeoutMs,
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 5), 1_000),
+  };
+  const main = new Redis(options.url, { ...connectionOptions, connectionName: 'gateway' });
+  // Subscriptions wait without replies: no command timeout there.
+  const sub = new Redis(options.url, {
+    ...connectionOptions,
+    commandTimeout: undefined,
+    connectionName: 'gateway-sub',
+  });
+  // Without listeners ioredis reports connection errors on stderr; health is exposed through healthy().
+  main.on('error', () => undefined);
+  sub.on('error', () => undefined);
+
+  try {
+    await withTimeout(Promise.all([main.connect(), sub.connect()]), connectTimeoutMs, 'connecting to redis');
+  } catch (error) {
+    main.disconnect();
+    sub.disconnect();
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CoordError('connection_failed', `cannot connect to redis: ${reason}`, { cause: error });
+  }
+
+  const channels = new Map<string, Set<Handler>>();
+  const reconnectHandlers: Array<() => void> = [];
+  let closed = false;
+  let lost = false;
+
+  sub.on('message', (channel: string, message: string) => {
+    for (const handler of [...(channels.get(channel) ?? [])]) {
+      try {
+        handler(message);
+      } catch (error) {
+        onError(error);
+      }
+    }
+  });
+
+  const markLost = (): void => {
+    if (!closed) lost = true;
+  };
+  const maybeReconnected = async (): Promise<void> => {
+    if (!lost || closed || main.status !== 'ready' || sub.status !== 'ready') return;
+    lost = false;
+    try {
+      // The resubscription was sent before 'ready'; this round trip makes sure Redis has processed it.
+      await sub.ping();
+    } catch {
+      lost = true;
+      return;
+    }
+    for (const handler of reconnectHandlers) {
+      try {
+        handler();
+      } catch (error) {
+        onError(error);
+      }
+    }
+  };
+  for (const connection of [main, sub]) {
+    connection.on('close', markLost);
+    connection.on('ready', () => void maybeReconnected());
+  }
+
+  const call = async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (closed) throw new CoordError('closed', 'the coordinator is closed');
+    try {
+      return await fn();
+    } catch (error) {
+      throw toCoordError(error);
+    }
+  };
+
+  const run = <R>(script: CoordScript<R>, keys: readonly string[], args: readonly (string | number)[]): Promise<R> =>
+    call(async () => {
+      const argv = [...keys.map((key) => prefix + key), ...args.map((arg) => String(arg))];
+      let reply: unknown;
+      try {
+        reply = await main.evalsha(shaOf(script), keys.length, ...argv);
+      } catch (error) {
+        if (!(isReplyError(error) && error.message.startsWith('NOSCRIPT'))) throw scriptError(script, error);
+        // First use on this server (or after a restart / SCRIPT FLUSH): EVAL loads the script into its cache.
+        reply = await main.eval(script.lua, keys.length, ...argv).catch((evalError: unknown) => {
+          throw scriptError(script, evalError);
+        });
+      }
+      // The Lua implementation is written to return R (the contract suite checks it against the local one).
+      return reply as R;
+    });
+
+  return {
+    kind: 'redis',
+    get: (key) => call(() => main.get(prefix + key)),
+    set: (key, value, ttlMs) =>
+      call(async () => {
+        if (ttlMs === undefined) await main.set(prefix + key, value);
+        else await main.set(prefix + key, value, 'PX', ttlArg(ttlMs));
+      }),
+    setIfAbsent: (key, value, ttlMs) =>
+      call(async () => {
+        const reply =
+          ttlMs === undefined
+            ? await main.set(prefix + key, value, 'NX')
+            : await main.set(prefix + key, value, 'PX', ttlArg(ttlMs), 'NX');
+        return reply === 'OK';
+      }),
+    del: (key) =>
+      call(async () => {
+        await main.del(prefix + key);
+      }),
+    incr: async (key, by, ttlMs) => Number(await run(INCR_SCRIPT, [key], incrArgs(by, ttlArg(ttlMs)))),
+    run,
+    publish: (channel, message) =>
+      call(async () => {
+        await main.publish(prefix + channel, message);
+      }),
+    subscribe: (channel, onMessage) =>
+      call(async () => {
+        const name = prefix + channel;
+        const handler: Handler = (message) => onMessage(message);
+        let handlers = channels.get(name);
+        const first = handlers === undefined;
+        if (handlers === undefined) {
+          handlers = new Set();
+          channels.set(name, handlers);
+        }
+        handlers.add(handler);
+        if (first) {
+          try {
+            await sub.subscribe(name);
+          } catch (error) {
+            handlers.delete(handler);
+            if (handlers.size === 0) channels.delete(name);
+            throw error;
+          }
+        }
+        const unsubscribe: Unsubscribe = async () => {
+          const current = channels.get(name);
+          if (current === undefined || !current.delete(handler) || current.size > 0) return;
+          channels.delete(name);
+          if (!closed) await sub.unsubscribe(name).catch(() => undefined);
+        };
+        return unsubscribe;
+      }),
+    onReconnect: (handler) => {
+      reconnectHandlers.push(handler);
+    },
+    healthy: async () => {
+      if (closed || main.status !== 'ready' || sub.status !== 'ready') return false;
+      try {
+        await withTimeout(main.ping(), 1_000, 'redis ping');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      channels.clear();
+      await Promise.allSettled(
+        [main, sub].map(async (connection) => {
+          if (connection.status === 'ready')
+            await withTimeout(connection.quit(), 1_000, 'redis quit').catch(() => undefined);
+          connection.disconnect();
+        }),
+      );
+    },
+  };
+}
+
+function scriptError(script: CoordScript<unknown>, error: unknown): CoordError {
+  if (!isReplyError(error)) return toCoordError(error);
+  return new CoordError('script_failed', `script ${script.name} failed: ${error.message}`, { cause: error });
+}

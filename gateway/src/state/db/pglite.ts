@@ -1,0 +1,88 @@
+// Db over PGlite (Postgres compiled to WebAssembly): the embedded default for one gateway process.
+// PGlite has one connection: its own mutex runs a transaction() exclusively (plain queries wait for it),
+// and TxGuard turns a call that would wait on its own transaction (a deadlock) into an error.
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { toDbError } from './errors.ts';
+import { TxGuard } from './guard.ts';
+import { OID, parseBytea, parseDate, parseInt8 } from './parsers.ts';
+import type { Db, Queryable, QueryResult, Row } from './types.ts';
+
+export interface PgliteOptions {
+  /** Directory holding the database files; in memory (lost on close) when omitted. */
+  dataDir?: string;
+}
+
+interface PgliteQueryable {
+  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount?: number; affectedRows?: number }>;
+  exec(sql: string): Promise<unknown>;
+}
+
+function queryable(target: PgliteQueryable): Queryable {
+  return {
+    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      try {
+        const result = await target.query<T>(sql, params === undefined ? undefined : [...params]);
+        return { rows: result.rows, rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length };
+      } catch (error) {
+        throw toDbError(error);
+      }
+    },
+    async exec(sql: string): Promise<void> {
+      try {
+        await target.exec(sql);
+      } catch (error) {
+        throw toDbError(error);
+      }
+    },
+  };
+}
+
+export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
+  if (options.dataDir !== undefined) await mkdir(options.dataDir, { recursive: true });
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(options.dataDir, {
+      parsers: { [OID.int8]: parseInt8, [OID.date]: parseDate, [OID.bytea]: parseBytea },
+    });
+  } catch (error) {
+    throw toDbError(error);
+  }
+  const guard = new TxGuard();
+  const direct = queryable(pglite);
+  let closing: Promise<void> | undefined;
+
+  return {
+    kind: 'pglite',
+    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      guard.check();
+      return direct.query<T>(sql, params);
+    },
+    async exec(sql: string): Promise<void> {
+      guard.check();
+      return direct.exec(sql);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      guard.check();
+      let thrownByCallback: unknown;
+      try {
+        // PGlite sends BEGIN, then COMMIT when the callback resolves or ROLLBACK when it throws.
+        return await pglite.transaction((tx) =>
+          guard.run(queryable(tx), fn).catch((error: unknown) => {
+            thrownByCallback = error;
+            throw error;
+          }),
+        );
+      } catch (error) {
+        // The callback's own error is rethrown as is; errors of BEGIN/COMMIT/ROLLBACK become DbErrors.
+        if (error === thrownByCallback) throw error;
+        throw toDbError(error);
+      }
+    },
+    close(): Promise<void> {
+      guard.close();
+      closing ??= pglite.close();
+      return closing;
+    },
+  };
+}

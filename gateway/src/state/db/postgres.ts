@@ -1,0 +1,141 @@
+// Db over a `pg` Pool: the driver when DATABASE_URL is set (many gateway pods share one Postgres).
+import pg from 'pg';
+import { toDbError } from './errors.ts';
+import { TxGuard } from './guard.ts';
+import { OID, parseDate, parseInt8 } from './parsers.ts';
+import type { Db, Queryable, QueryResult, Row } from './types.ts';
+
+export interface PostgresOptions {
+  url: string;
+  /** Connections per process; several pods share max_connections (default 100), so keep it small. */
+  maxConnections?: number;
+  /** Server-side limit per statement so one runaway query cannot hold a connection forever. */
+  statementTimeoutMs?: number;
+  applicationName?: string;
+}
+
+function mapInt8Array(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(mapInt8Array);
+  return typeof value === 'string' ? parseInt8(value) : value;
+}
+
+// Per-pool parsers (not the global pg.types registry), aligned with PGlite's results: see parsers.ts.
+const types: pg.CustomTypesConfig = {
+  getTypeParser: (id, format) => {
+    const standard = pg.types.getTypeParser(id, format);
+    if (format === 'binary') return standard;
+    switch (Number(id)) {
+      case OID.int8:
+        return parseInt8;
+      case OID.date:
+        return parseDate;
+      case OID.int8Array:
+        return (text: string) => mapInt8Array(standard(text));
+      default:
+        return standard;
+    }
+  },
+};
+
+function toResult<T extends Row>(result: pg.QueryResult<T>): QueryResult<T> {
+  return { rows: result.rows, rowCount: result.rowCount ?? result.rows.length };
+}
+
+function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      try {
+        // pg types `values` as a mutable any[]; it only reads them.
+        return toResult(await client.query<T>(sql, params === undefined ? undefined : [...params]));
+      } catch (error) {
+        throw toDbError(error);
+      }
+    },
+    async exec(sql: string): Promise<void> {
+      try {
+        // Without parameters pg uses the simple query protocol, which accepts several statements.
+        await client.query(sql);
+      } catch (error) {
+        throw toDbError(error);
+      }
+    },
+  };
+}
+
+/** Opens a pool and checks that the server answers, so a wrong URL fails at start-up, not on the first request. */
+export async function openPostgres(options: PostgresOptions): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    application_name: options.applicationName ?? 'model-gateway',
+    types,
+  });
+  // An idle connection dropped by the server emits 'error' on the pool; unhandled, that would crash the
+  // process. The pool discards that client and the next query reports its own error.
+  pool.on('error', () => undefined);
+  const guard = new TxGuard();
+  const direct = queryable(pool);
+  let closing: Promise<void> | undefined;
+  try {
+    await direct.query('SELECT 1');
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+
+  return {
+    kind: 'postgres',
+    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      guard.check();
+      return direct.query<T>(sql, params);
+    },
+    async exec(sql: string): Promise<void> {
+      guard.check();
+      return direct.exec(sql);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      guard.check();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw toDbError(error);
+      }
+      const tx = queryable(client);
+      try {
+        await tx.exec('BEGIN');
+      } catch (error) {
+        client.release(true);
+        throw error;
+      }
+      let result: T;
+      try {
+        result = await guard.run(tx, fn);
+      } catch (error) {
+        // A failed ROLLBACK means the connection is broken: destroy it rather than return it to the pool.
+        const rollback = await tx.exec('ROLLBACK').then(
+          () => undefined,
+          (rollbackError: unknown) => rollbackError,
+        );
+        client.release(rollback === undefined ? undefined : true);
+        throw error;
+      }
+      try {
+        await tx.exec('COMMIT');
+      } catch (error) {
+        client.release(true);
+        throw error;
+      }
+      client.release();
+      return result;
+    },
+    close(): Promise<void> {
+      guard.close();
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}

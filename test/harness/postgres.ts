@@ -1,0 +1,84 @@
+// A throwaway Postgres 15 for tests: initdb in a temp dir, started with pg_ctl on a free loopback port,
+// durability off for speed. Postgres refuses to run as root, so as root it runs as the `postgres` user.
+import { existsSync } from 'node:fs';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './ports.ts';
+import { run } from './proc.ts';
+
+const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
+
+export interface PostgresServer {
+  /** Superuser URL of the `postgres` database, e.g. postgres://postgres@127.0.0.1:5555/postgres */
+  readonly url: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+async function asPostgresUser(file: string, args: readonly string[]): Promise<void> {
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot) await run('runuser', ['-u', 'postgres', '--', file, ...args]);
+  else await run(file, args);
+}
+
+async function postgresIds(): Promise<{ uid: number; gid: number }> {
+  const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
+  const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
+  return { uid, gid };
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const initdb = join(PG_BIN, 'initdb');
+  const pgCtl = join(PG_BIN, 'pg_ctl');
+  if (!existsSync(initdb)) {
+    throw new Error(`Postgres 15 binaries not found in ${PG_BIN}: install postgresql-15 (or set PG_BIN)`);
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'gw-pg-'));
+  if (process.getuid?.() === 0) {
+    const { uid, gid } = await postgresIds();
+    await chown(dir, uid, gid);
+  }
+  const dataDir = join(dir, 'data');
+  try {
+    await asPostgresUser(initdb, ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '-N']);
+    // A free port can be taken between our probe and the bind: retry a few times on a start failure.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const options = [
+        `-p ${port}`,
+        `-k ${dir}`,
+        '-c listen_addresses=127.0.0.1',
+        '-c fsync=off',
+        '-c synchronous_commit=off',
+        '-c full_page_writes=off',
+        '-c max_connections=300',
+      ].join(' ');
+      try {
+        await asPostgresUser(pgCtl, [
+          '-D',
+          dataDir,
+          '-l',
+          join(dir, 'postgres.log'),
+          '-w',
+          '-t',
+          '30',
+          '-o',
+          options,
+          'start',
+        ]);
+      } catch (error) {
+        if (attempt < 3) continue;
+        throw error;
+      }
+      const stop = async (): Promise<void> => {
+        await asPostgresUser(pgCtl, ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+        await rm(dir, { recursive: true, force: true });
+      };
+      return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop };
+    }
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}

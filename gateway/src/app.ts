@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { authenticateAdmin, authenticateInference } from './http/auth.ts';
+import { registerCors } from './http/cors.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
 import { RequestError } from './http/request-error.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
@@ -35,6 +36,8 @@ export function buildApp(rt: Runtime): App {
 
   // Every body this API takes is JSON; other types get 415 instead of reaching a route as a string.
   app.removeContentTypeParser('text/plain');
+  // Before authentication: a browser's preflight carries no credentials.
+  registerCors(app, rt);
 
   app.addHook('onRequest', async (request) => {
     const url = request.url;

@@ -91,7 +91,15 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     };
     const app = buildApp(rt);
     const address = await app.fastify.listen({ port: env.port, host: env.host });
+    // Retention: every pod may run it; deleting old rows is idempotent.
+    const retention = setInterval(() => {
+      logStore
+        .deleteOlderThan(state.snapshot.client.log_retention_days)
+        .catch((err: Error) => logger.warn({ err: err.message }, 'deleting old request logs failed'));
+    }, 3_600_000);
+    retention.unref();
     const closeAll = async () => {
+      clearInterval(retention);
       app.drain();
       await app.fastify.close();
       await logWriter?.close();

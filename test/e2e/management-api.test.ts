@@ -222,3 +222,36 @@ describe('/api/providers/{provider}/keys', () => {
     expect(key['bedrock_key_config']).toMatchObject({ region: 'us-east-1', secret_key: 'abcd********ABCD' });
   });
 });
+
+describe('CORS', () => {
+  it('answers preflights for allowed origins only, from client.allowed_origins', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      });
+    expect((await preflight('https://app.example.com')).status).toBe(403);
+    await gw.admin('/api/config', {
+      method: 'PUT',
+      body: { client_config: { allowed_origins: ['https://app.example.com'], max_request_body_size_mb: 20 } },
+    });
+    const ok = await preflight('https://app.example.com');
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(ok.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect((await preflight('https://evil.example.com')).status).toBe(403);
+  });
+});
+
+describe('request size limit', () => {
+  it('rejects bodies over client.max_request_body_size_mb with 413 before reading them', async () => {
+    await gw.admin('/api/config', { method: 'PUT', body: { client_config: { max_request_body_size_mb: 1 } } });
+    const res = await gw.admin('/api/providers', {
+      method: 'POST',
+      body: { provider: 'openai', padding: 'x'.repeat(1_100_000) },
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as Record<string, unknown>)['status_code']).toBe(413);
+    expect((await gw.admin('/api/providers/openai')).status).toBe(404);
+  });
+});

@@ -64,15 +64,8 @@ export const ProviderFileConfig = z.strictObject({
 export const ClientConfig = z.strictObject({
   enforce_auth_on_inference: z.boolean().default(true),
   max_request_body_size_mb: z.number().positive().max(1024).default(50),
+  /** Browser origins allowed by CORS: exact origins (`https://app.example.com`) or `*`. */
   allowed_origins: z.array(z.string().min(1)).default([]),
-  mcp_external_client_url: z.url({ protocol: /^https?$/ }).optional(),
-  compat: z
-    .strictObject({
-      convert_text_to_chat: z.boolean().default(false),
-      convert_chat_to_responses: z.boolean().default(false),
-      should_drop_params: z.boolean().default(false),
-    })
-    .optional(),
   /** How long a session stays on the key it was first given (x-gateway-session-id). */
   session_stickiness_ttl_seconds: z.number().int().positive().max(86_400 * 7).default(3600),
   log_retention_days: z.number().int().positive().max(3650).default(30),
@@ -96,9 +89,5 @@ export const ConfigFile = z.strictObject({
   providers: z
     .record(z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'), ProviderFileConfig)
     .default({}),
-  // Sections owned by later capabilities: validated by their own schemas when those land.
-  governance: z.record(z.string(), z.unknown()).optional(),
-  mcp: z.record(z.string(), z.unknown()).optional(),
-  plugins: z.array(z.record(z.string(), z.unknown())).optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -71,14 +71,20 @@ export function buildApp(rt: Runtime): App {
     const mapped = mapFrameworkError(cause);
     const env = toEnvelope(mapped, request.id, extra);
     if (env.status_code >= 500 && env.is_gateway_error) {
-      rt.logger.error({ request_id: request.id, err: cause instanceof Error ? cause.stack : String(cause) }, 'request failed');
+      rt.logger.error(
+        { request_id: request.id, err: cause instanceof Error ? cause.stack : String(cause) },
+        'request failed',
+      );
     }
     if (mapped instanceof GatewayError && mapped.headers) reply.headers(mapped.headers);
     reply.code(env.status_code).header('x-gateway-request-id', request.id).send(env);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const env = toEnvelope(new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`), request.id);
+    const env = toEnvelope(
+      new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
+      request.id,
+    );
     reply.code(404).send(env);
   });
 
@@ -109,6 +115,7 @@ function mapFrameworkError(err: unknown): unknown {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new GatewayError('invalid_request', 'request body is empty; expected JSON');
     default: {
+      // fastify's own errors carry statusCode (checked by the `in` test above).
       const status = (err as FastifyError).statusCode ?? 500;
       return status < 500 ? new GatewayError('invalid_request', err.message) : err;
     }

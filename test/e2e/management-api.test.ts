@@ -143,7 +143,9 @@ describe('/api/providers', () => {
       body: { provider: 'groq', network_config: { base_url: 'ftp://x' } },
     });
     expect(badUrl.status).toBe(400);
-    expect((await json(badUrl))['error']).toMatchObject({ message: expect.stringContaining('network_config.base_url') });
+    expect((await json(badUrl))['error']).toMatchObject({
+      message: expect.stringContaining('network_config.base_url'),
+    });
     expect((await gw.admin('/api/providers/groq')).status).toBe(404);
     const dup = await gw.admin('/api/providers', { method: 'POST', body: { provider: 'anthropic' } });
     expect(dup.status).toBe(409);
@@ -161,7 +163,12 @@ describe('/api/providers/{provider}/keys', () => {
     });
     expect(add.status).toBe(201);
     const key = await json(add);
-    expect(key).toMatchObject({ name: 'primary', models: ['*'], weight: 2, aliases: { small: 'mistral-small-latest' } });
+    expect(key).toMatchObject({
+      name: 'primary',
+      models: ['*'],
+      weight: 2,
+      aliases: { small: 'mistral-small-latest' },
+    });
     expect(JSON.stringify(key)).not.toContain(secret);
     expect(key['value']).toBe('sk-t********wxyz');
     const id = key['id'] as string;
@@ -186,7 +193,10 @@ describe('/api/providers/{provider}/keys', () => {
 
   it('rejects allow-lists mixing * or holding duplicates, and stores nothing', async () => {
     await gw.admin('/api/providers', { method: 'POST', body: { provider: 'deepseek' } });
-    for (const models of [['*', 'deepseek-chat'], ['deepseek-chat', 'deepseek-chat']]) {
+    for (const models of [
+      ['*', 'deepseek-chat'],
+      ['deepseek-chat', 'deepseek-chat'],
+    ]) {
       const res = await gw.admin('/api/providers/deepseek/keys', { method: 'POST', body: { value: secret, models } });
       expect(res.status).toBe(400);
       const body = await json(res);
@@ -201,7 +211,10 @@ describe('/api/providers/{provider}/keys', () => {
     const noCreds = await gw.admin('/api/providers/bedrock/keys', { method: 'POST', body: { models: ['*'] } });
     expect(noCreds.status).toBe(400);
     expect((await json(noCreds))['error']).toMatchObject({ message: expect.stringContaining('bedrock_key_config') });
-    const missing = await gw.admin('/api/providers/xai/keys', { method: 'POST', body: { value: secret, models: ['*'] } });
+    const missing = await gw.admin('/api/providers/xai/keys', {
+      method: 'POST',
+      body: { value: secret, models: ['*'] },
+    });
     expect(missing.status).toBe(404);
     expect((await json(await gw.admin('/api/providers/bedrock/keys')))['keys']).toEqual([]);
   });
@@ -212,7 +225,11 @@ describe('/api/providers/{provider}/keys', () => {
       body: {
         name: 'aws',
         models: ['*'],
-        bedrock_key_config: { access_key: 'AKIAABCDEFGHIJKLMNOP', secret_key: 'abcdefghijklmnopqrstuvwxyz0123456789ABCD', region: 'us-east-1' },
+        bedrock_key_config: {
+          access_key: 'AKIAABCDEFGHIJKLMNOP',
+          secret_key: 'abcdefghijklmnopqrstuvwxyz0123456789ABCD',
+          region: 'us-east-1',
+        },
         aliases: { claude: 'arn:aws:bedrock:us-east-1:123:inference-profile/x' },
       },
     });
@@ -253,5 +270,40 @@ describe('request size limit', () => {
     expect(res.status).toBe(413);
     expect(((await res.json()) as Record<string, unknown>)['status_code']).toBe(413);
     expect((await gw.admin('/api/providers/openai')).status).toBe(404);
+  });
+});
+
+describe('conflicts', () => {
+  it('refuses to rename a key onto another key of the provider', async () => {
+    await gw.admin('/api/config', { method: 'PUT', body: { client_config: {} } });
+    await gw.admin('/api/providers', { method: 'POST', body: { provider: 'openrouter' } });
+    const one = (await (
+      await gw.admin('/api/providers/openrouter/keys', {
+        method: 'POST',
+        body: { name: 'one', value: 'sk-or-0123456789abcdef', models: ['*'] },
+      })
+    ).json()) as { id: string };
+    await gw.admin('/api/providers/openrouter/keys', {
+      method: 'POST',
+      body: { name: 'two', value: 'sk-or-abcdef0123456789', models: ['*'] },
+    });
+    const res = await gw.admin(`/api/providers/openrouter/keys/${one.id}`, {
+      method: 'PUT',
+      body: { name: 'two', models: ['*'] },
+    });
+    expect(res.status).toBe(409);
+    const names = ((await (await gw.admin('/api/providers/openrouter/keys')).json()) as { keys: { name: string }[] }).keys;
+    expect(names.map((k) => k.name).sort()).toEqual(['one', 'two']);
+  });
+
+  it('refuses REST changes to rows a Kubernetes resource owns, naming what to edit', async () => {
+    await gw.rt.state.providers.create({ provider: 'xai' }, { source: 'kubernetes', ownerRef: 'team-a/xai' });
+    const res = await gw.admin('/api/providers/xai', { method: 'PUT', body: { network_config: { max_retries: 1 } } });
+    expect(res.status).toBe(409);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('owned_by_kubernetes');
+    expect(body.error.message).toContain('team-a/xai');
+    expect(body.error.message).toContain('kubectl');
+    expect((await gw.admin('/api/providers/xai', { method: 'DELETE' })).status).toBe(409);
   });
 });

@@ -55,7 +55,7 @@ function keyUsed(req: { headers: Record<string, unknown> }): string {
   return String(req.headers['authorization']).replace('Bearer ', '');
 }
 
-async function logOf(id: string | null): Promise<Record<string, unknown>> {
+async function logOf(id: string | null | undefined): Promise<Record<string, unknown>> {
   const res = await gw.admin(`/api/logs/${id}`);
   expect(res.status).toBe(200);
   return (await res.json()) as Record<string, unknown>;
@@ -94,7 +94,10 @@ describe('a successful call', () => {
 
 describe('retries and rotation', () => {
   it('retries 5xx on the same key with backoff and records every attempt', async () => {
-    primary.script({ status: 500, body: { error: { message: 'boom', type: 'server_error' } } }, { status: 503, body: {} });
+    primary.script(
+      { status: 500, body: { error: { message: 'boom', type: 'server_error' } } },
+      { status: 503, body: {} },
+    );
     const { response } = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }).withResponse();
     expect(primary.requests).toHaveLength(3);
     const used = new Set(primary.requests.map(keyUsed));
@@ -109,7 +112,11 @@ describe('retries and rotation', () => {
   });
 
   it('rotates to another key on 429', async () => {
-    primary.script({ status: 429, body: { error: { message: 'slow down', type: 'rate_limit_error' } }, headers: { 'retry-after': '1' } });
+    primary.script({
+      status: 429,
+      body: { error: { message: 'slow down', type: 'rate_limit_error' } },
+      headers: { 'retry-after': '1' },
+    });
     await client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask });
     expect(primary.requests).toHaveLength(2);
     expect(keyUsed(primary.requests[0]!)).not.toBe(keyUsed(primary.requests[1]!));
@@ -134,7 +141,10 @@ describe('retries and rotation', () => {
     const down = { status: 500, body: { error: { message: 'down', type: 'server_error' } } };
     primary.script(down, down, down);
     const err = await failure(
-      client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers: { 'x-gateway-key-id': 'k2' } }),
+      client.chat.completions.create(
+        { model: 'openai/gpt-4o-mini', ...ask },
+        { headers: { 'x-gateway-key-id': 'k2' } },
+      ),
     );
     expect(err.status).toBe(500);
     expect(primary.requests.map(keyUsed)).toEqual([KEY_TWO, KEY_TWO, KEY_TWO]);
@@ -145,7 +155,10 @@ describe('retries and rotation', () => {
   it('pins by name and never rotates away from a pinned key', async () => {
     primary.script({ status: 429, body: { error: { message: 'limited', type: 'rate_limit_error' } } });
     const err = await failure(
-      client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers: { 'x-gateway-key-name': 'key-one' } }),
+      client.chat.completions.create(
+        { model: 'openai/gpt-4o-mini', ...ask },
+        { headers: { 'x-gateway-key-name': 'key-one' } },
+      ),
     );
     expect(err.status).toBe(429);
     expect(primary.requests.map(keyUsed)).toEqual([KEY_ONE]);
@@ -153,7 +166,8 @@ describe('retries and rotation', () => {
 
   it('keeps a session on one key', async () => {
     const headers = { 'x-gateway-session-id': 'conversation-1' };
-    for (let i = 0; i < 8; i++) await client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers });
+    for (let i = 0; i < 8; i++)
+      await client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers });
     expect(new Set(primary.requests.map(keyUsed)).size).toBe(1);
   });
 });
@@ -163,7 +177,11 @@ describe('fallbacks', () => {
     const down = { status: 502, body: { error: { message: 'bad gateway', type: 'server_error' } } };
     primary.script(down, down, down);
     const { data, response } = await client.chat.completions
-      .create({ model: 'openai/gpt-4o-mini', ...ask, fallbacks: ['groq/llama-3.3-70b'] } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .create({
+        model: 'openai/gpt-4o-mini',
+        ...ask,
+        fallbacks: ['groq/llama-3.3-70b'],
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming)
       .withResponse();
     expect(data.choices[0]?.message.content).toContain('llama-3.3-70b');
     expect((data as unknown as { extra_fields: Record<string, unknown> }).extra_fields).toMatchObject({
@@ -182,7 +200,10 @@ describe('fallbacks', () => {
 
 describe('errors', () => {
   it('keeps the provider status of a provider error and marks it as not the gateway’s', async () => {
-    primary.script({ status: 400, body: { error: { message: 'bad param', type: 'invalid_request_error', code: 'bad' } } });
+    primary.script({
+      status: 400,
+      body: { error: { message: 'bad param', type: 'invalid_request_error', code: 'bad' } },
+    });
     const err = await failure(client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }));
     expect(err.status).toBe(400);
     expect(primary.requests).toHaveLength(1);
@@ -218,8 +239,24 @@ describe('errors', () => {
 
   it('rejects unknown pinned keys, denied models, unsupported operations and bad models with gateway errors', async () => {
     const cases: [() => Promise<unknown>, number, string][] = [
-      [() => client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers: { 'x-gateway-key-id': 'nope' } }), 400, 'key_not_found'],
-      [() => client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers: { 'x-gateway-key-id': 'k3' } }), 403, 'model_not_allowed'],
+      [
+        () =>
+          client.chat.completions.create(
+            { model: 'openai/gpt-4o-mini', ...ask },
+            { headers: { 'x-gateway-key-id': 'nope' } },
+          ),
+        400,
+        'key_not_found',
+      ],
+      [
+        () =>
+          client.chat.completions.create(
+            { model: 'openai/gpt-4o-mini', ...ask },
+            { headers: { 'x-gateway-key-id': 'k3' } },
+          ),
+        403,
+        'model_not_allowed',
+      ],
       [() => client.chat.completions.create({ model: 'groq/other-model', ...ask }), 403, 'model_not_allowed'],
       [() => client.embeddings.create({ model: 'groq/llama-3.3-70b', input: 'x' }), 400, 'unsupported_operation'],
       [() => client.chat.completions.create({ model: 'gpt-4o-mini', ...ask }), 400, 'invalid_request'],
@@ -236,7 +273,10 @@ describe('errors', () => {
 
   it('names the rule that denied a model', async () => {
     const err = await failure(
-      client.chat.completions.create({ model: 'openai/gpt-4o-mini', ...ask }, { headers: { 'x-gateway-key-id': 'k3' } }),
+      client.chat.completions.create(
+        { model: 'openai/gpt-4o-mini', ...ask },
+        { headers: { 'x-gateway-key-id': 'k3' } },
+      ),
     );
     expect(err.message).toContain('provider key models is empty (deny all)');
   });
@@ -248,7 +288,12 @@ describe('errors', () => {
         headers: { authorization: `Bearer ${INFERENCE_TOKEN}`, 'content-type': type },
         body,
       });
-    for (const body of ['{', '{}', JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [] }), JSON.stringify({ model: 'openai/x', messages: [{ role: 'wizard', content: 'x' }] })]) {
+    for (const body of [
+      '{',
+      '{}',
+      JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [] }),
+      JSON.stringify({ model: 'openai/x', messages: [{ role: 'wizard', content: 'x' }] }),
+    ]) {
       const res = await post(body);
       expect(res.status, body).toBe(400);
       const env = (await res.json()) as Record<string, unknown>;

@@ -5,7 +5,8 @@ import { z } from 'zod';
 export const WILDCARD = '*';
 
 export function allowListIssue(values: readonly string[]): string | undefined {
-  if (values.includes(WILDCARD) && values.length > 1) return `"*" must stand alone; it cannot be mixed with other values`;
+  if (values.includes(WILDCARD) && values.length > 1)
+    return `"*" must stand alone; it cannot be mixed with other values`;
   const seen = new Set<string>();
   for (const v of values) {
     if (seen.has(v)) return `duplicate value "${v}"`;

@@ -1,8 +1,9 @@
 // Reads config.json (optional) and the process environment into validated settings.
 import { readFile } from 'node:fs/promises';
-import { ConfigFile } from './schema.ts';
+import { messageOf } from '../util/errors.ts';
 import { formatIssues } from './issues.ts';
 import { resolveEnvRefs } from './resolve-env.ts';
+import { ConfigFile } from './schema.ts';
 
 export interface EnvSettings {
   port: number;
@@ -48,7 +49,7 @@ export function parseConfigFile(text: string, env: Record<string, string | undef
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`config.json is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigError(`config.json is not valid JSON: ${messageOf(err)}`);
   }
   const resolved = resolveEnvRefs(raw, env);
   if (!resolved.ok) throw new ConfigError(`config.json: ${resolved.error}`);
@@ -57,13 +58,20 @@ export function parseConfigFile(text: string, env: Record<string, string | undef
   return parsed.data;
 }
 
-export async function loadConfigFile(path: string | undefined, env: Record<string, string | undefined>): Promise<ConfigFile> {
+export async function loadConfigFile(
+  path: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<ConfigFile> {
   if (!path) return ConfigFile.parse({});
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`GATEWAY_CONFIG: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new ConfigError(`GATEWAY_CONFIG: cannot read ${path}: ${errnoOf(err) ?? messageOf(err)}`);
   }
   return parseConfigFile(text, env);
+}
+
+function errnoOf(err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }

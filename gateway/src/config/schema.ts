@@ -6,9 +6,7 @@ import { allowList } from './allow-list.ts';
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 
 export const NetworkConfigInput = z.strictObject({
-  base_url: z
-    .url({ protocol: /^https?$/, error: 'base_url must be an http(s) URL' })
-    .optional(),
+  base_url: z.url({ protocol: /^https?$/, error: 'base_url must be an http(s) URL' }).optional(),
   default_request_timeout_in_seconds: z.number().positive().max(3600).optional(),
   max_retries: z.number().int().min(0).max(10).optional(),
   retry_backoff_initial: z.number().int().min(0).max(60_000).optional().describe('milliseconds'),
@@ -67,7 +65,12 @@ export const ClientConfig = z.strictObject({
   /** Browser origins allowed by CORS: exact origins (`https://app.example.com`) or `*`. */
   allowed_origins: z.array(z.string().min(1)).default([]),
   /** How long a session stays on the key it was first given (x-gateway-session-id). */
-  session_stickiness_ttl_seconds: z.number().int().positive().max(86_400 * 7).default(3600),
+  session_stickiness_ttl_seconds: z
+    .number()
+    .int()
+    .positive()
+    .max(86_400 * 7)
+    .default(3600),
   log_retention_days: z.number().int().positive().max(3650).default(30),
 });
 export type ClientConfig = z.infer<typeof ClientConfig>;
@@ -87,7 +90,10 @@ export const ConfigFile = z.strictObject({
   client: ClientConfig.default(ClientConfig.parse({})),
   auth: AuthConfig.default(AuthConfig.parse({})),
   providers: z
-    .record(z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'), ProviderFileConfig)
+    .record(
+      z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'),
+      ProviderFileConfig,
+    )
     .default({}),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

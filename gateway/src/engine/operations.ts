@@ -1,12 +1,13 @@
 // The inference operations: for each, which adapter method serves it (natively or through a bridge),
 // and where its usage is. Adding an operation is one entry here plus a thin route.
+
+import { ProviderError } from '../providers/errors.ts';
+import type { CallContext, ProviderAdapter } from '../providers/types.ts';
 import type { ChatChunk, ChatRequest, ChatResponse, Usage } from '../schemas/chat.ts';
 import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
 import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
-import type { CallContext, ProviderAdapter } from '../providers/types.ts';
-import { ProviderError } from '../providers/errors.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
 
 export interface UsageSummary {
@@ -30,7 +31,9 @@ export interface OperationSpec<Req, Res, Chunk> {
 }
 
 export function fromChatUsage(u: Usage | null | undefined): UsageSummary | undefined {
-  return u ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens } : undefined;
+  return u
+    ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens }
+    : undefined;
 }
 
 function bind<Req, Res>(fn: ((req: Req, ctx: CallContext) => Promise<Res>) | undefined, self: ProviderAdapter) {
@@ -71,7 +74,9 @@ export const countTokensOp: OperationSpec<CountTokensRequest, CountTokensRespons
 
 function responsesUsage(r: ResponsesResponse): UsageSummary | undefined {
   const u = r.usage;
-  return u ? { prompt_tokens: u.input_tokens, completion_tokens: u.output_tokens, total_tokens: u.total_tokens } : undefined;
+  return u
+    ? { prompt_tokens: u.input_tokens, completion_tokens: u.output_tokens, total_tokens: u.total_tokens }
+    : undefined;
 }
 
 function bridgedChatRequest(req: ResponsesRequest, stream: boolean): ChatRequest {
@@ -92,7 +97,10 @@ export const responsesOp: OperationSpec<ResponsesRequest, ResponsesResponse, Res
     if (!chat) return undefined;
     return async (req, ctx) => {
       const res = await chat(bridgedChatRequest(req, false), ctx);
-      return chatToResponses(res, req, { responseId: `resp_${crypto.randomUUID().replaceAll('-', '')}`, now: nowSec() });
+      return chatToResponses(res, req, {
+        responseId: `resp_${crypto.randomUUID().replaceAll('-', '')}`,
+        now: nowSec(),
+      });
     };
   },
   stream: (a) => {
@@ -111,6 +119,7 @@ export const responsesOp: OperationSpec<ResponsesRequest, ResponsesResponse, Res
   chunkUsage: (ev) => {
     if (ev.type !== 'response.completed' && ev.type !== 'response.incomplete') return undefined;
     const resp = ev['response'];
+    // Terminal Responses events carry the whole response object (OpenAI stream contract).
     return resp && typeof resp === 'object' ? responsesUsage(resp as ResponsesResponse) : undefined;
   },
 };

@@ -4,6 +4,7 @@ import type { ClientConfig } from '../config/schema.ts';
 import { ClientConfig as ClientConfigSchema } from '../config/schema.ts';
 import type { SecretBox } from '../crypto/secretbox.ts';
 import type { NetworkConfig, ProviderKey } from '../providers/types.ts';
+import { messageOf } from '../util/errors.ts';
 import type { Db } from './db/types.ts';
 import type { ChangeEvent } from './events.ts';
 import { readAdminKeyHashes } from './services/admin-keys.ts';
@@ -102,7 +103,7 @@ export class Snapshot {
         keys.push(toProviderKey(k, KeySecrets.parse(JSON.parse(this.box.open(k.secret)))));
       } catch (err) {
         // One unreadable key must not take the provider down; it is left out and reported.
-        this.log.error({ provider: row.name, key_id: k.id, err: (err as Error).message }, 'provider key skipped');
+        this.log.error({ provider: row.name, key_id: k.id, err: messageOf(err) }, 'provider key skipped');
       }
     }
     return {

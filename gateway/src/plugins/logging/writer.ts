@@ -62,7 +62,7 @@ export class LogWriter {
         await this.store.insertBatch(batch);
         this.buffer.splice(0, batch.length);
       } catch (err) {
-        this.opts.onError?.(err as Error, 0);
+        this.opts.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
         // Rows have ids and inserts skip existing ones, so retrying a batch never duplicates it.
         this.schedule(Math.max(1000, this.opts.flushIntervalMs * 5));
         return;

@@ -1,7 +1,7 @@
 // One upstream HTTP call with a timeout, mapped to ProviderError. Every provider sends through here.
-import { type Dispatcher, errors as undiciErrors, request } from 'undici';
-import type { CallContext } from '../types.ts';
+import { type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { ProviderError } from '../errors.ts';
+import type { CallContext } from '../types.ts';
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST';
@@ -12,7 +12,11 @@ export interface UpstreamRequest {
 }
 
 /** Turns an upstream error body into message/type/code; each provider knows its own error shape. */
-export type ErrorBodyParser = (status: number, body: unknown, text: string) => { message: string; type?: string; code?: string };
+export type ErrorBodyParser = (
+  status: number,
+  body: unknown,
+  text: string,
+) => { message: string; type?: string; code?: string };
 
 type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher'>;
 
@@ -49,7 +53,7 @@ export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBody
   } catch {
     // the status alone still tells what happened
   }
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
@@ -107,9 +111,11 @@ export function joinUrl(base: string, path: string): string {
 /** The common `{error: {message, type, code}}` / `{message}` shapes. */
 export const parseGenericError: ErrorBodyParser = (status, body, text) => {
   if (body && typeof body === 'object') {
+    // A non-null object: its fields are read as unknown and checked below.
     const b = body as Record<string, unknown>;
     const e = b['error'];
     if (e && typeof e === 'object') {
+      // Checked to be a non-null object just above.
       const eo = e as Record<string, unknown>;
       return {
         message: str(eo['message']) ?? text,

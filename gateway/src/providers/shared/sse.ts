@@ -38,9 +38,12 @@ export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator
 }
 
 /** JSON payloads of an SSE stream, stopping at the OpenAI-style `[DONE]` sentinel. */
-export async function* parseSseJson<T>(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ event: string | undefined; data: T }> {
+export async function* parseSseJson<T>(
+  body: AsyncIterable<Uint8Array>,
+): AsyncGenerator<{ event: string | undefined; data: T }> {
   for await (const ev of parseSse(body)) {
     if (ev.data === '[DONE]') return;
+    // The caller names the event shape; providers check the fields they read.
     yield { event: ev.event, data: JSON.parse(ev.data) as T };
   }
 }

@@ -29,7 +29,9 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
     reply.code(201);
     return svc.addKey(req.params.provider, req.body, API);
   });
-  app.get<K>('/api/providers/:provider/keys/:key_id', async (req) => svc.getKey(req.params.provider, req.params.key_id));
+  app.get<K>('/api/providers/:provider/keys/:key_id', async (req) =>
+    svc.getKey(req.params.provider, req.params.key_id),
+  );
   app.put<K>('/api/providers/:provider/keys/:key_id', async (req) =>
     svc.updateKey(req.params.provider, req.params.key_id, req.body, API),
   );

@@ -11,7 +11,12 @@ import { registerModelsRoute } from './models.ts';
 
 export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerModelsRoute(app, rt);
-  registerInferenceRoute(app, rt, { path: '/v1/chat/completions', schema: ChatRequest, spec: chatOp, sse: 'done-sentinel' });
+  registerInferenceRoute(app, rt, {
+    path: '/v1/chat/completions',
+    schema: ChatRequest,
+    spec: chatOp,
+    sse: 'done-sentinel',
+  });
   registerInferenceRoute(app, rt, {
     path: '/v1/completions',
     schema: TextCompletionRequest,
@@ -19,6 +24,11 @@ export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
     sse: 'done-sentinel',
   });
   registerInferenceRoute(app, rt, { path: '/v1/embeddings', schema: EmbeddingRequest, spec: embeddingsOp });
-  registerInferenceRoute(app, rt, { path: '/v1/responses', schema: ResponsesRequest, spec: responsesOp, sse: 'named-events' });
+  registerInferenceRoute(app, rt, {
+    path: '/v1/responses',
+    schema: ResponsesRequest,
+    spec: responsesOp,
+    sse: 'named-events',
+  });
   registerInferenceRoute(app, rt, { path: '/v1/count_tokens', schema: CountTokensRequest, spec: countTokensOp });
 }

@@ -53,8 +53,23 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
       signal: ac.signal,
       startedAt,
     };
-    const log = (outcome: ExecOutcome | undefined, statusCode: number, usage: UsageSummary | undefined, error: unknown) =>
-      logRequest(rt, { id, requestType: def.spec.requestType, model: body.model, stream, startedAt, outcome, statusCode, usage, error });
+    const log = (
+      outcome: ExecOutcome | undefined,
+      statusCode: number,
+      usage: UsageSummary | undefined,
+      error: unknown,
+    ) =>
+      logRequest(rt, {
+        id,
+        requestType: def.spec.requestType,
+        model: body.model,
+        stream,
+        startedAt,
+        outcome,
+        statusCode,
+        usage,
+        error,
+      });
 
     try {
       if (!stream) {
@@ -95,6 +110,7 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
     for await (const chunk of chunks) {
       usage = def.spec.chunkUsage?.(chunk) ?? usage;
       const out = isFinal(chunk) ? { ...chunk, extra_fields: extraOf(def, model, outcome) } : chunk;
+      // Named-event streams (Responses) carry their event name in `type`; read defensively.
       const type = named ? (chunk as { type?: unknown }).type : undefined;
       const ok = await writeEvent(res, JSON.stringify(out), typeof type === 'string' ? type : undefined);
       if (!ok) {
@@ -117,6 +133,7 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
 
 /** The chunk that closes a choice (or carries usage) also carries the gateway's extra_fields. */
 function isFinal(chunk: object): boolean {
+  // Only reads optional fields, each checked before use.
   const c = chunk as { usage?: unknown; choices?: { finish_reason?: unknown }[]; type?: unknown };
   if (c.usage) return true;
   if (c.type === 'response.completed' || c.type === 'response.incomplete') return true;

@@ -1,9 +1,10 @@
 // GET /v1/models: the models callers can use, as `<provider>/<model>` ids, from every configured provider.
 import type { FastifyInstance } from 'fastify';
-import type { ModelInfo, ModelList } from '../../schemas/models.ts';
-import type { Runtime } from '../../runtime.ts';
-import type { ProviderEntry } from '../../state/snapshot.ts';
 import { WILDCARD } from '../../config/allow-list.ts';
+import type { Runtime } from '../../runtime.ts';
+import type { ModelInfo, ModelList } from '../../schemas/models.ts';
+import type { ProviderEntry } from '../../state/snapshot.ts';
+import { messageOf } from '../../util/errors.ts';
 
 export function registerModelsRoute(app: FastifyInstance, rt: Runtime): void {
   app.get<{ Querystring: { provider?: string } }>('/v1/models', async (request): Promise<ModelList> => {
@@ -38,7 +39,7 @@ async function modelsOf(rt: Runtime, e: ProviderEntry): Promise<ModelInfo[]> {
       });
       for (const m of listed) ids.add(m.id);
     } catch (err) {
-      rt.logger.warn({ provider: e.name, err: (err as Error).message }, 'listing provider models failed');
+      rt.logger.warn({ provider: e.name, err: messageOf(err) }, 'listing provider models failed');
     }
   }
   const created = Math.floor(rt.now() / 1000);

@@ -17,10 +17,10 @@ export async function bootstrapAdminKey(db: Db, configuredElsewhere: boolean): P
     const { rowCount } = await tx.query('SELECT 1 FROM admin_api_keys LIMIT 1');
     if (rowCount > 0) return { generated: undefined };
     const key = `gw-admin-${randomBytes(24).toString('base64url')}`;
-    await tx.query(`INSERT INTO admin_api_keys (id, name, key_hash, source) VALUES ($1, 'bootstrap', $2, 'bootstrap')`, [
-      newId(),
-      sha256Hex(key),
-    ]);
+    await tx.query(
+      `INSERT INTO admin_api_keys (id, name, key_hash, source) VALUES ($1, 'bootstrap', $2, 'bootstrap')`,
+      [newId(), sha256Hex(key)],
+    );
     return { generated: key };
   });
 }

@@ -6,7 +6,9 @@ import type { ProviderKey } from '../../providers/types.ts';
 
 export const KeySecrets = z.object({
   value: z.string(),
-  bedrock: z.object({ access_key: z.string(), secret_key: z.string(), session_token: z.string().optional() }).optional(),
+  bedrock: z
+    .object({ access_key: z.string(), secret_key: z.string(), session_token: z.string().optional() })
+    .optional(),
   vertex_auth_credentials: z.string().optional(),
 });
 export type KeySecrets = z.infer<typeof KeySecrets>;
@@ -34,7 +36,10 @@ export interface KeyRow extends KeyColumns {
 }
 
 /** Splits a validated input into columns and secrets. Legacy `deployments` maps move into `aliases`. */
-export function splitKeyInput(input: KeyInput, opts: { compatV1?: boolean } = {}): { columns: KeyColumns; secrets: KeySecrets } {
+export function splitKeyInput(
+  input: KeyInput,
+  opts: { compatV1?: boolean } = {},
+): { columns: KeyColumns; secrets: KeySecrets } {
   const aliases: Record<string, string> = {
     ...input.azure_key_config?.deployments,
     ...input.bedrock_key_config?.deployments,
@@ -51,7 +56,9 @@ export function splitKeyInput(input: KeyInput, opts: { compatV1?: boolean } = {}
       models,
       weight: input.weight,
       aliases,
-      azure_key_config: az ? { endpoint: az.endpoint, ...(az.api_version ? { api_version: az.api_version } : {}) } : null,
+      azure_key_config: az
+        ? { endpoint: az.endpoint, ...(az.api_version ? { api_version: az.api_version } : {}) }
+        : null,
       bedrock_key_config: br ? { region: br.region } : null,
       vertex_key_config: vx ? { project_id: vx.project_id, region: vx.region } : null,
       replicate_key_config: input.replicate_key_config
@@ -79,7 +86,8 @@ export function splitKeyInput(input: KeyInput, opts: { compatV1?: boolean } = {}
  * secret, so a client can GET, edit and PUT a key without knowing its value.
  */
 export function mergeSecrets(next: KeySecrets, prev: KeySecrets): KeySecrets {
-  const keep = (n: string | undefined, p: string | undefined) => (n === undefined || n === '' || n === redact(p) ? p : n);
+  const keep = (n: string | undefined, p: string | undefined) =>
+    n === undefined || n === '' || n === redact(p) ? p : n;
   const merged: KeySecrets = { value: keep(next.value, prev.value) ?? '' };
   if (next.bedrock) {
     merged.bedrock = {

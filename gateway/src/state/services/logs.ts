@@ -78,7 +78,9 @@ export class LogStore {
     );
   }
 
-  async list(query: unknown): Promise<{ logs: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
+  async list(
+    query: unknown,
+  ): Promise<{ logs: Record<string, unknown>[]; total: number; limit: number; offset: number }> {
     const r = LogQuery.safeParse(query ?? {});
     if (!r.success) throw new StateError('invalid', formatIssues(r.error));
     const q = r.data;

@@ -1,9 +1,10 @@
 // Providers and their keys: validate -> write -> publish. The one write path for the REST API,
 // config.json at start and the operator.
 import { z } from 'zod';
-import type { SecretBox } from '../../crypto/secretbox.ts';
 import { formatIssues } from '../../config/issues.ts';
 import { type ConfigFile, KeyInput, NetworkConfigInput, PROVIDER_NAME } from '../../config/schema.ts';
+import type { SecretBox } from '../../crypto/secretbox.ts';
+import { DbError } from '../db/errors.ts';
 import type { Db, Queryable } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import type { ChangeEvent } from '../events.ts';
@@ -71,7 +72,11 @@ export class ProviderService {
   async update(name: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
     const input = parseProviderBody(body);
     if (input.provider && input.provider !== name) {
-      throw new StateError('invalid', `provider: the body names ${input.provider} but the path names ${name}`, 'provider');
+      throw new StateError(
+        'invalid',
+        `provider: the body names ${input.provider} but the path names ${name}`,
+        'provider',
+      );
     }
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, name, true);
@@ -170,11 +175,10 @@ export class ProviderService {
           const problem = this.deps.catalog.checkKey(name, key, Boolean(prov.network_config.base_url));
           if (problem) throw new StateError('invalid', `providers.${name}.keys[${i}]: ${problem}`);
           const { columns, secrets } = splitKeyInput(key, { compatV1 });
-          await tx.query(`DELETE FROM provider_keys WHERE provider = $1 AND name = $2 AND id <> $3 AND source = 'config'`, [
-            name,
-            keyName,
-            id,
-          ]);
+          await tx.query(
+            `DELETE FROM provider_keys WHERE provider = $1 AND name = $2 AND id <> $3 AND source = 'config'`,
+            [name, keyName, id],
+          );
           await this.writeKey(tx, 'upsert-config', name, id, keyName, columns, secrets, { source: 'config' });
         }
       });
@@ -190,7 +194,8 @@ export class ProviderService {
       provider,
       name,
     ]);
-    if (clash.rowCount > 0) throw new StateError('conflict', `a key with id ${id} or name ${name} already exists`, 'id');
+    if (clash.rowCount > 0)
+      throw new StateError('conflict', `a key with id ${id} or name ${name} already exists`, 'id');
     await this.writeKey(tx, 'insert', provider, id, name, columns, secrets, actor);
   }
 
@@ -322,5 +327,5 @@ function json(v: unknown): string | null {
 }
 
 function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+  return err instanceof DbError && err.code === 'unique_violation';
 }

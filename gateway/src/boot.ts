@@ -38,7 +38,15 @@ export function createLogger(level: string): Logger {
   return pino({
     level,
     redact: {
-      paths: ['*.value', '*.secret_key', '*.session_token', '*.authorization', '*.api_key', '*.password', '*.auth_credentials'],
+      paths: [
+        '*.value',
+        '*.secret_key',
+        '*.session_token',
+        '*.authorization',
+        '*.api_key',
+        '*.password',
+        '*.auth_credentials',
+      ],
       censor: '[redacted]',
     },
   });

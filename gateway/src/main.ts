@@ -32,7 +32,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  const msg = err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  const msg =
+    err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
   process.stderr.write(`gateway failed to start: ${msg}\n`);
   process.exit(1);
 });

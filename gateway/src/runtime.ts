@@ -1,8 +1,8 @@
 // Everything a running gateway needs, built once in main.ts (or by a test) and passed down: no globals.
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import type { ConfigFile } from './config/schema.ts';
 import type { EnvSettings } from './config/load.ts';
+import type { ConfigFile } from './config/schema.ts';
 import type { AuthIndex } from './http/auth.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
 import type { ProviderAdapter } from './providers/types.ts';

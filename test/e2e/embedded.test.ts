@@ -104,10 +104,18 @@ describe('embedded default', () => {
   it('refuses to start with a clear message when config.json is invalid', async () => {
     const { writeFile } = await import('node:fs/promises');
     const path = join(dataDir, 'bad-config.json');
-    await writeFile(path, JSON.stringify({ providers: { openai: { keys: [{ value: 'x', models: ['*', 'gpt-4o'] }] } } }));
+    await writeFile(
+      path,
+      JSON.stringify({ providers: { openai: { keys: [{ value: 'x', models: ['*', 'gpt-4o'] }] } } }),
+    );
     const port = await freePort();
     const child = spawn(process.execPath, ['gateway/src/main.ts'], {
-      env: { ...process.env, GATEWAY_PORT: String(port), GATEWAY_CONFIG: path, GATEWAY_DATA_DIR: join(dataDir, 'other') },
+      env: {
+        ...process.env,
+        GATEWAY_PORT: String(port),
+        GATEWAY_CONFIG: path,
+        GATEWAY_DATA_DIR: join(dataDir, 'other'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';

@@ -31,7 +31,10 @@ async function until(check: () => boolean | Promise<boolean>, ms: number): Promi
 
 describe('change events across pods', () => {
   it('a provider and key created on one pod serve requests on another within 200 ms, and stop after delete', async () => {
-    await a.admin('/api/providers', { method: 'POST', body: { provider: 'openai', network_config: { base_url: fake.url } } });
+    await a.admin('/api/providers', {
+      method: 'POST',
+      body: { provider: 'openai', network_config: { base_url: fake.url } },
+    });
     const key = await a.admin('/api/providers/openai/keys', {
       method: 'POST',
       body: { name: 'k', value: 'sk-shared-0123456789abcdef', models: ['*'] },

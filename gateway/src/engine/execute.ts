@@ -78,14 +78,21 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
   const trail: Attempt[] = [];
   const triedKeys = new Set<string>();
   let lastError: unknown;
-  let last = { index: 0, provider: req.candidates[0]?.provider ?? '', model: '', key: undefined as ProviderKey | undefined };
+  let last = {
+    index: 0,
+    provider: req.candidates[0]?.provider ?? '',
+    model: '',
+    key: undefined as ProviderKey | undefined,
+  };
   let keepKey = false;
   for (const [index, cand] of req.candidates.entries()) {
     last = { index, provider: cand.provider, model: cand.model, key: undefined };
     try {
       const entry = deps.providers.get(cand.provider);
       if (!entry) {
-        throw new GatewayError('provider_not_configured', `provider ${cand.provider} is not configured`, { param: 'model' });
+        throw new GatewayError('provider_not_configured', `provider ${cand.provider} is not configured`, {
+          param: 'model',
+        });
       }
       const adapter = deps.adapters.get(cand.provider);
       const fn = adapter && req.method(adapter);
@@ -207,7 +214,10 @@ async function chooseKeys(
     return { keys: [key], mode: 'pinned' };
   }
   if (entry.keys.length === 0) {
-    throw new GatewayError('no_keys_available', `provider ${cand.provider} has no keys; add one with POST /api/providers/${cand.provider}/keys`);
+    throw new GatewayError(
+      'no_keys_available',
+      `provider ${cand.provider} has no keys; add one with POST /api/providers/${cand.provider}/keys`,
+    );
   }
   const keys = eligibleKeys(entry.keys, cand.model);
   if (keys.length === 0) throw denied(cand, entry.keys);

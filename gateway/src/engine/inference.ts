@@ -1,7 +1,7 @@
 // One inference request from parsed body to result: candidates, pinning, stickiness, execution, logging.
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/logs.ts';
-import { type ExecDeps, type ExecOutcome, ExecFailure, execute } from './execute.ts';
+import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
 import type { OperationSpec, UsageSummary } from './operations.ts';
 import { candidatesOf, pinOf, sessionOf } from './request.ts';
 

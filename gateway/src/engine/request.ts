@@ -13,7 +13,8 @@ function header(h: Headers, name: string): string | undefined {
 export function candidatesOf(model: string, fallbacks: readonly string[] | undefined): ModelRef[] {
   const out = [parseModelRef(model)];
   if (fallbacks) {
-    if (fallbacks.length > 10) throw new GatewayError('invalid_request', 'fallbacks: at most 10 entries', { param: 'fallbacks' });
+    if (fallbacks.length > 10)
+      throw new GatewayError('invalid_request', 'fallbacks: at most 10 entries', { param: 'fallbacks' });
     fallbacks.forEach((f, i) => {
       out.push(parseModelRef(f, `fallbacks[${i}]`));
     });
@@ -40,7 +41,9 @@ export function sessionOf(h: Headers): string | undefined {
   const s = header(h, 'x-gateway-session-id');
   if (s === undefined) return undefined;
   if (s.length === 0 || s.length > 256) {
-    throw new GatewayError('invalid_request', 'x-gateway-session-id: 1 to 256 characters', { param: 'x-gateway-session-id' });
+    throw new GatewayError('invalid_request', 'x-gateway-session-id: 1 to 256 characters', {
+      param: 'x-gateway-session-id',
+    });
   }
   return s;
 }

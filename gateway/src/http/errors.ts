@@ -61,7 +61,11 @@ export class GatewayError extends Error {
   readonly status: number;
   readonly param: string | undefined;
   readonly headers: Record<string, string> | undefined;
-  constructor(code: GatewayErrorCode, message: string, opts: { param?: string; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: GatewayErrorCode,
+    message: string,
+    opts: { param?: string; headers?: Record<string, string> } = {},
+  ) {
     super(message);
     this.code = code;
     this.status = STATUS[code];

@@ -13,7 +13,11 @@ const InputAudioPart = z.looseObject({
 });
 const FilePart = z.looseObject({
   type: z.literal('file'),
-  file: z.looseObject({ file_data: z.string().optional(), file_id: z.string().optional(), filename: z.string().optional() }),
+  file: z.looseObject({
+    file_data: z.string().optional(),
+    file_id: z.string().optional(),
+    filename: z.string().optional(),
+  }),
 });
 const RefusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 export const ContentPart = z.discriminatedUnion('type', [TextPart, ImagePart, InputAudioPart, FilePart, RefusalPart]);
@@ -87,7 +91,10 @@ export const ChatRequest = z.looseObject({
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
   n: z.number().int().positive().nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string())])
+    .nullable()
+    .optional(),
   presence_penalty: z.number().nullable().optional(),
   frequency_penalty: z.number().nullable().optional(),
   seed: z.number().int().nullable().optional(),

@@ -10,7 +10,10 @@ export const TextCompletionRequest = z.looseObject({
   n: z.number().int().positive().nullable().optional(),
   stream: z.boolean().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string())])
+    .nullable()
+    .optional(),
   suffix: z.string().nullable().optional(),
   echo: z.boolean().nullable().optional(),
   fallbacks: z.array(z.string().min(1)).optional(),

@@ -12,9 +12,9 @@ import { ClientConfigService } from './services/client-config.ts';
 import { ProviderService } from './services/providers.ts';
 import { Snapshot, type SnapshotLogger } from './snapshot.ts';
 
-export type { Actor, ProviderCatalog } from './services/catalog.ts';
 export { StateError } from './errors.ts';
 export type { ChangeEvent } from './events.ts';
+export type { Actor, ProviderCatalog } from './services/catalog.ts';
 
 export interface StateOptions {
   databaseUrl?: string | undefined;

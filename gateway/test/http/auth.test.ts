@@ -31,7 +31,9 @@ describe('inference authentication', () => {
       kind: 'token',
       name: 'ci',
     });
-    expect(authenticateInference({ authorization: 'Bearer admin-key-1234567890' }, index, none, true).kind).toBe('admin');
+    expect(authenticateInference({ authorization: 'Bearer admin-key-1234567890' }, index, none, true).kind).toBe(
+      'admin',
+    );
     expect(authenticateInference({ authorization: basic('alice', 'wonderland-1') }, index, none, true)).toEqual({
       kind: 'basic',
       username: 'alice',
@@ -40,7 +42,10 @@ describe('inference authentication', () => {
 
   it('fails raw provider keys in every header, even with enforcement off', () => {
     for (const enforce of [true, false]) {
-      fails(() => authenticateInference({ authorization: 'Bearer sk-proj-abc' }, index, none, enforce), /Raw provider keys/);
+      fails(
+        () => authenticateInference({ authorization: 'Bearer sk-proj-abc' }, index, none, enforce),
+        /Raw provider keys/,
+      );
       fails(() => authenticateInference({ 'x-api-key': 'sk-ant-abc' }, index, none, enforce), /Raw provider keys/);
       fails(() => authenticateInference({ 'x-goog-api-key': 'AIza' }, index, none, enforce), /x-goog-api-key/);
       fails(() => authenticateInference({ 'x-gateway-bedrock-access-key': 'AKIA' }, index, none, enforce), /bedrock/);
@@ -49,8 +54,14 @@ describe('inference authentication', () => {
   });
 
   it('rejects wrong Basic passwords and unknown users alike', () => {
-    fails(() => authenticateInference({ authorization: basic('alice', 'nope') }, index, none, true), /invalid username/);
-    fails(() => authenticateInference({ authorization: basic('bob', 'wonderland-1') }, index, none, true), /invalid username/);
+    fails(
+      () => authenticateInference({ authorization: basic('alice', 'nope') }, index, none, true),
+      /invalid username/,
+    );
+    fails(
+      () => authenticateInference({ authorization: basic('bob', 'wonderland-1') }, index, none, true),
+      /invalid username/,
+    );
   });
 
   it('requires credentials only when enforcement is on', () => {

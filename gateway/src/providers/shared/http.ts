@@ -16,6 +16,7 @@ export type ErrorBodyParser = (
   status: number,
   body: unknown,
   text: string,
+  headers?: Record<string, string | string[] | undefined>,
 ) => { message: string; type?: string; code?: string };
 
 type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher'>;
@@ -59,7 +60,7 @@ export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBody
   } catch {
     parsed = undefined;
   }
-  const info = parseError(res.statusCode, parsed, text);
+  const info = parseError(res.statusCode, parsed, text, res.headers);
   throw new ProviderError('upstream', info.message || `upstream returned HTTP ${res.statusCode}`, {
     status: res.statusCode,
     type: info.type,

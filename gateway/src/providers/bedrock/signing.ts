@@ -1,0 +1,72 @@
+// Bedrock endpoints and SigV4 request signing (done by @smithy/signature-v4, never by hand).
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { ProviderError } from '../errors.ts';
+import { joinUrl } from '../shared/http.ts';
+import type { CallContext, ProviderKey } from '../types.ts';
+
+export const BEDROCK_SIGNING_SERVICE = 'bedrock';
+
+export type BedrockOperation = 'converse' | 'converse-stream' | 'invoke' | 'count-tokens';
+
+type BedrockConfig = NonNullable<ProviderKey['bedrock_key_config']>;
+
+export function bedrockConfig(key: ProviderKey): BedrockConfig {
+  const cfg = key.bedrock_key_config;
+  if (!cfg?.access_key || !cfg.secret_key || !cfg.region) {
+    throw new ProviderError('invalid_request', `bedrock key '${key.name}' has no complete bedrock_key_config`);
+  }
+  return cfg;
+}
+
+/** The model id the upstream sees: aliases may map a name to an inference-profile ARN. */
+export function bedrockModelId(ctx: Pick<CallContext, 'model' | 'key'>): string {
+  return ctx.key.aliases[ctx.model] ?? ctx.model;
+}
+
+/** Same escaping as the AWS SDK's path labels: ARNs carry ':' and '/', which must not split the path. */
+export function encodePathLabel(label: string): string {
+  return encodeURIComponent(label).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export function bedrockUrl(ctx: Pick<CallContext, 'network' | 'key' | 'model'>, op: BedrockOperation): string {
+  const base = ctx.network.base_url ?? `https://bedrock-runtime.${bedrockConfig(ctx.key).region}.amazonaws.com`;
+  return joinUrl(base, `/model/${encodePathLabel(bedrockModelId(ctx))}/${op}`);
+}
+
+/**
+ * Headers for a signed POST: the given headers plus host, x-amz-date, x-amz-content-sha256, the session
+ * token when set, and authorization. Headers added later (network extra_headers) stay unsigned, which SigV4 allows.
+ */
+export async function signRequest(
+  key: ProviderKey,
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<Record<string, string>> {
+  const cfg = bedrockConfig(key);
+  const u = new URL(url);
+  const signer = new SignatureV4({
+    service: BEDROCK_SIGNING_SERVICE,
+    region: cfg.region,
+    credentials: {
+      accessKeyId: cfg.access_key,
+      secretAccessKey: cfg.secret_key,
+      ...(cfg.session_token ? { sessionToken: cfg.session_token } : {}),
+    },
+    sha256: Sha256,
+  });
+  const signed = await signer.sign({
+    method: 'POST',
+    protocol: u.protocol,
+    hostname: u.hostname,
+    ...(u.port ? { port: Number(u.port) } : {}),
+    path: u.pathname,
+    query: Object.fromEntries(u.searchParams),
+    headers: { ...headers, host: u.host },
+    body,
+  });
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(signed.headers)) if (typeof v === 'string') out[k] = v;
+  return out;
+}

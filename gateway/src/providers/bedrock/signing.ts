@@ -1,5 +1,5 @@
 // Bedrock endpoints and SigV4 request signing (done by @smithy/signature-v4, never by hand).
-import { Sha256 } from '@aws-crypto/sha256-js';
+import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { ProviderError } from '../errors.ts';
 import { joinUrl } from '../shared/http.ts';
@@ -54,7 +54,9 @@ export async function signRequest(
       secretAccessKey: cfg.secret_key,
       ...(cfg.session_token ? { sessionToken: cfg.session_token } : {}),
     },
-    sha256: Sha256,
+    // The AWS SDK's own node:crypto-backed hash (what its Node clients use): a 5 MB body hashes ~4x faster
+    // than the pure-JS sha256.
+    sha256: Hash.bind(null, 'sha256'),
   });
   const signed = await signer.sign({
     method: 'POST',

@@ -1,0 +1,82 @@
+// Google Gemini API (generativelanguage.googleapis.com, v1beta). Text completions do not exist upstream.
+import type { ModelInfo } from '../../schemas/models.ts';
+import { joinUrl } from '../shared/http.ts';
+import type { CallContext, ProviderAdapter } from '../types.ts';
+import { createGoogleChat, type GoogleMethod } from './adapter.ts';
+import {
+  type BatchEmbedResponse,
+  fromBatchEmbedResponse,
+  type ListModelsWire,
+  toBatchEmbedRequest,
+  toModelInfos,
+} from './embeddings.ts';
+import { sendGoogleJson } from './errors.ts';
+
+export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
+/** Safety stop for a list that never ends. */
+const MAX_MODEL_PAGES = 20;
+
+type Ctx = Pick<CallContext, 'key' | 'network'>;
+
+function base(ctx: Ctx): string {
+  return ctx.network.base_url ?? GEMINI_BASE_URL;
+}
+
+function auth(ctx: Ctx): Record<string, string> {
+  return { 'x-goog-api-key': ctx.key.value };
+}
+
+/** `gemini-2.5-flash` lives at `models/gemini-2.5-flash`; names with a collection (`tunedModels/x`) are used as given. */
+export function geminiModelPath(model: string): string {
+  const path = model.includes('/') ? model : `models/${model}`;
+  return path
+    .split('/')
+    .map((s) => encodeURIComponent(s))
+    .join('/');
+}
+
+export function geminiUrl(baseUrl: string, model: string, method: GoogleMethod | 'batchEmbedContents'): string {
+  const url = joinUrl(baseUrl, `/v1beta/${geminiModelPath(model)}:${method}`);
+  return method === 'streamGenerateContent' ? `${url}?alt=sse` : url;
+}
+
+export function createGeminiProvider(name: string): ProviderAdapter {
+  const chat = createGoogleChat({
+    model: (ctx) => ctx.model,
+    url: (ctx, model, method) => geminiUrl(base(ctx), model, method),
+    auth: async (ctx) => auth(ctx),
+    countTokensBody: (body, model) => ({ generateContentRequest: { model: geminiModelPath(model), ...body } }),
+  });
+
+  return {
+    name,
+    ...chat,
+
+    async embeddings(req, ctx) {
+      const body = toBatchEmbedRequest(req, geminiModelPath(ctx.model));
+      const res = await sendGoogleJson<BatchEmbedResponse>(ctx, {
+        url: geminiUrl(base(ctx), ctx.model, 'batchEmbedContents'),
+        headers: { ...auth(ctx), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return fromBatchEmbedResponse(res, ctx.model, body.requests.length);
+    },
+
+    async listModels(ctx) {
+      const models: ModelInfo[] = [];
+      let pageToken: string | undefined;
+      for (let page = 0; page < MAX_MODEL_PAGES; page++) {
+        const query = `pageSize=1000${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`;
+        const res = await sendGoogleJson<ListModelsWire>(ctx, {
+          method: 'GET',
+          url: `${joinUrl(base(ctx), '/v1beta/models')}?${query}`,
+          headers: auth(ctx),
+        });
+        models.push(...toModelInfos(res));
+        pageToken = res.nextPageToken;
+        if (!pageToken) break;
+      }
+      return models;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// Google Vertex AI, Gemini models (publishers/google): the Gemini body format at a project/region URL,
+// authenticated with a service-account OAuth token. Anthropic and other partner models on Vertex are not served here.
+import { createGoogleChat, type GoogleMethod } from '../gemini/adapter.ts';
+import { sendGoogleJson } from '../gemini/errors.ts';
+import { joinUrl } from '../shared/http.ts';
+import type { CallContext, ProviderAdapter } from '../types.ts';
+import { createTokenCache, misconfigured } from './auth.ts';
+import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
+
+export interface VertexOptions {
+  /** Clock for token expiry (tests). */
+  now?: () => number;
+}
+
+type Ctx = Pick<CallContext, 'key' | 'network' | 'model'>;
+
+const SAFE_SEGMENT = /^[A-Za-z0-9._-]+$/;
+
+function vertexConfig(ctx: Pick<CallContext, 'key'>): { project: string; region: string; credentials?: string } {
+  const cfg = ctx.key.vertex_key_config;
+  if (!cfg?.project_id || !cfg.region) {
+    throw misconfigured(`vertex key '${ctx.key.name}' needs vertex_key_config with project_id and region`);
+  }
+  // Both end up in the host name or path: refuse anything that could change where the request goes.
+  if (!SAFE_SEGMENT.test(cfg.project_id) || !SAFE_SEGMENT.test(cfg.region)) {
+    throw misconfigured(`vertex key '${ctx.key.name}' has an invalid project_id or region`);
+  }
+  return { project: cfg.project_id, region: cfg.region, credentials: cfg.auth_credentials || undefined };
+}
+
+/** `global` has no regional host; network.base_url replaces the origin (how tests reach a fake). */
+export function vertexOrigin(region: string, baseUrl: string | undefined): string {
+  if (baseUrl) return baseUrl;
+  return region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`;
+}
+
+/** Key aliases map a public model name to a Vertex id (a version, `endpoints/123` for a tuned model, ...). */
+export function vertexModel(ctx: Pick<CallContext, 'key' | 'model'>): string {
+  return ctx.key.aliases[ctx.model] ?? ctx.model;
+}
+
+export function vertexUrl(ctx: Ctx, model: string, method: GoogleMethod | 'predict'): string {
+  const { project, region } = vertexConfig(ctx);
+  const resource = (model.includes('/') ? model : `publishers/google/models/${model}`)
+    .split('/')
+    .map((s) => encodeURIComponent(s))
+    .join('/');
+  const url = joinUrl(
+    vertexOrigin(region, ctx.network.base_url),
+    `/v1/projects/${project}/locations/${region}/${resource}:${method}`,
+  );
+  return method === 'streamGenerateContent' ? `${url}?alt=sse` : url;
+}
+
+export function createVertexProvider(name: string, opts: VertexOptions = {}): ProviderAdapter {
+  const tokens = createTokenCache(opts.now);
+
+  async function auth(ctx: CallContext): Promise<Record<string, string>> {
+    const { credentials } = vertexConfig(ctx);
+    if (credentials) return { authorization: `Bearer ${await tokens.token(credentials, ctx)}` };
+    if (ctx.key.value) return { authorization: `Bearer ${ctx.key.value}` };
+    throw misconfigured(`vertex key '${ctx.key.name}' has neither auth_credentials nor an access token value`);
+  }
+
+  const chat = createGoogleChat({
+    model: vertexModel,
+    url: vertexUrl,
+    auth,
+    countTokensBody: (body) => body,
+  });
+
+  return {
+    name,
+    ...chat,
+
+    async embeddings(req, ctx) {
+      const model = vertexModel(ctx);
+      const body = toPredictRequest(req);
+      const res = await sendGoogleJson<PredictResponse>(ctx, {
+        url: vertexUrl(ctx, model, 'predict'),
+        headers: { ...(await auth(ctx)), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return fromPredictResponse(res, model, body.instances.length);
+    },
+  };
+}

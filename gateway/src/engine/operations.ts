@@ -6,7 +6,7 @@ import type { CallContext, ProviderAdapter } from '../providers/types.ts';
 import type { ChatChunk, ChatRequest, ChatResponse, Usage } from '../schemas/chat.ts';
 import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
-import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
+import { type EmbeddingRequest, type EmbeddingResponse, encodeAsRequested } from '../schemas/embeddings.ts';
 import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
 
@@ -61,7 +61,10 @@ export const textCompletionOp: OperationSpec<TextCompletionRequest, TextCompleti
 export const embeddingsOp: OperationSpec<EmbeddingRequest, EmbeddingResponse, never> = {
   requestType: 'embedding',
   label: 'embeddings',
-  unary: (a) => bind(a.embeddings, a),
+  unary: (a) => {
+    const fn = bind(a.embeddings, a);
+    return fn && (async (req, ctx) => encodeAsRequested(req, await fn(req, ctx)));
+  },
   usage: (r) => ({ prompt_tokens: r.usage.prompt_tokens, completion_tokens: 0, total_tokens: r.usage.total_tokens }),
 };
 

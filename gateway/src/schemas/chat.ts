@@ -150,6 +150,8 @@ export interface ToolCallDelta {
   id?: string;
   type?: 'function';
   function?: { name?: string; arguments?: string };
+  /** Provider data that must round-trip with the call (e.g. Gemini thought signatures under `google`). */
+  extra_content?: Record<string, unknown>;
 }
 
 export interface ChatChunkChoice {

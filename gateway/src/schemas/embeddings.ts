@@ -28,3 +28,17 @@ export function embeddingInputTexts(input: EmbeddingRequest['input']): string[] 
   if (input.every((v): v is string => typeof v === 'string')) return input;
   return null;
 }
+
+/**
+ * `encoding_format: "base64"` (the openai SDK's default) means little-endian float32 bytes, base64. Providers
+ * that only return float arrays are converted here, once for all of them.
+ */
+export function encodeAsRequested(req: EmbeddingRequest, res: EmbeddingResponse): EmbeddingResponse {
+  if (req.encoding_format !== 'base64') return res;
+  for (const item of res.data) {
+    if (typeof item.embedding === 'string') continue;
+    const f32 = Float32Array.from(item.embedding);
+    item.embedding = Buffer.from(f32.buffer, f32.byteOffset, f32.byteLength).toString('base64');
+  }
+  return res;
+}

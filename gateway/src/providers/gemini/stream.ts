@@ -56,13 +56,14 @@ export async function* toChatChunks(
           const call = toToolCall(part, toolCallId(key, index, state.toolCalls));
           if (!call) continue;
           // Gemini sends each call whole, so one delta carries id, name and all arguments.
-          const d: ToolCallDelta & { extra_content?: unknown } = {
+          const d: ToolCallDelta = {
             index: state.toolCalls,
             id: call.id,
             type: 'function',
             function: { name: call.function.name, arguments: call.function.arguments },
           };
-          if (call['extra_content']) d.extra_content = call['extra_content'];
+          const extra = call['extra_content'];
+          if (extra && typeof extra === 'object') d.extra_content = { ...extra };
           toolDeltas.push(d);
           state.toolCalls += 1;
         } else if (typeof part.text === 'string') {

@@ -320,7 +320,8 @@ describe('openai failures', () => {
   });
 
   it('times out a stream that stalls midway, as a thrown error from the iterator', async () => {
-    fake.stream.gapMs = 400;
+    // undici checks body idle timeouts on a ~1 s tick, so the stall must outlast a couple of ticks.
+    fake.stream.gapMs = 2500;
     const stream = await openai.chatStream!(hello, ctx({ timeout_ms: 250 }));
     const err = await failure(collect(stream));
     expect(err.kind).toBe('timeout');

@@ -11,7 +11,15 @@ import type {
   Usage,
 } from '../../schemas/chat.ts';
 import { ProviderError } from '../errors.ts';
-import { contentParts, isHttpUrl, parseDataUrl, parseToolArguments, pushMerged, stopList } from './content.ts';
+import { cacheSplitUsage, chatCompletion, toolCallOf } from '../shared/chat.ts';
+import {
+  isHttpUrl,
+  parseDataUrl,
+  parseToolArguments,
+  stopList,
+  type TurnBuilders,
+  toTurns,
+} from '../shared/content.ts';
 import type {
   AnthropicUsage,
   CacheControl,
@@ -55,39 +63,21 @@ export interface Conversation {
   messages: MessageParam[];
 }
 
+const TURNS: TurnBuilders<TextBlock, RequestBlock> = {
+  system: (p) => (p.type === 'text' ? [textBlock(p.text, p)] : []),
+  user: (p) => [toUserBlock(p)],
+  assistantText: (text, p) => textBlock(text, p),
+  toolUse: toToolUse,
+  toolResult: (m) => ({
+    type: 'tool_result',
+    tool_use_id: m.tool_call_id,
+    content: typeof m.content === 'string' ? m.content : m.content.map(toUserBlock).filter(isToolResultContent),
+  }),
+};
+
 /** System/developer turns go to `system`; tool results become user turns; repeated roles are merged. */
 export function toConversation(messages: ChatMessage[]): Conversation {
-  const system: TextBlock[] = [];
-  const turns: MessageParam[] = [];
-  for (const m of messages) {
-    switch (m.role) {
-      case 'system':
-      case 'developer':
-        for (const p of contentParts(m.content)) if (p.type === 'text') system.push(textBlock(p.text, p));
-        break;
-      case 'user':
-        pushMerged(turns, 'user', contentParts(m.content).map(toUserBlock));
-        break;
-      case 'assistant': {
-        const blocks: RequestBlock[] = [];
-        for (const p of contentParts(m.content)) {
-          const text = p.type === 'text' ? p.text : p.type === 'refusal' ? p.refusal : '';
-          // Anthropic rejects empty text blocks, which OpenAI clients send alongside tool calls.
-          if (text !== '') blocks.push(textBlock(text, p));
-        }
-        for (const tc of m.tool_calls ?? []) blocks.push(toToolUse(tc));
-        pushMerged(turns, 'assistant', blocks);
-        break;
-      }
-      case 'tool': {
-        const content =
-          typeof m.content === 'string' ? m.content : m.content.map(toUserBlock).filter(isToolResultContent);
-        pushMerged(turns, 'user', [{ type: 'tool_result', tool_use_id: m.tool_call_id, content }]);
-        break;
-      }
-    }
-  }
-  return { system: system.length > 0 ? system : undefined, messages: turns };
+  return toTurns(messages, TURNS);
 }
 
 export function toTools(tools: FunctionTool[] | undefined): ToolDef[] | undefined {
@@ -235,14 +225,13 @@ export function finishReason(stop: string | null | undefined): FinishReason | nu
 
 /** prompt_tokens counts cached tokens too, as OpenAI's does; Anthropic's input_tokens excludes them. */
 export function toUsage(u: AnthropicUsage): Usage {
-  const cacheRead = u.cache_read_input_tokens ?? 0;
-  const cacheWrite = u.cache_creation_input_tokens ?? 0;
-  const prompt = (u.input_tokens ?? 0) + cacheRead + cacheWrite;
-  const completion = u.output_tokens ?? 0;
-  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  if (u.cache_read_input_tokens != null || u.cache_creation_input_tokens != null) {
-    usage.prompt_tokens_details = { cached_tokens: cacheRead, cache_creation_tokens: cacheWrite };
-  }
+  const usage = cacheSplitUsage({
+    input: u.input_tokens ?? 0,
+    output: u.output_tokens ?? 0,
+    cacheRead: u.cache_read_input_tokens ?? 0,
+    cacheWrite: u.cache_creation_input_tokens ?? 0,
+    cacheReported: u.cache_read_input_tokens != null || u.cache_creation_input_tokens != null,
+  });
   const thinking = u.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') usage.completion_tokens_details = { reasoning_tokens: thinking };
   return usage;
@@ -255,28 +244,11 @@ export function fromMessagesResponse(res: MessagesResponse, created = nowSeconds
   for (const block of res.content) {
     if (block.type === 'text' && typeof block['text'] === 'string') text += block['text'];
     else if (block.type === 'thinking' && typeof block['thinking'] === 'string') reasoning += block['thinking'];
-    else if (block.type === 'tool_use') {
-      toolCalls.push({
-        id: String(block['id']),
-        type: 'function',
-        function: { name: String(block['name']), arguments: JSON.stringify(block['input'] ?? {}) },
-      });
-    }
+    else if (block.type === 'tool_use')
+      toolCalls.push(toolCallOf(String(block['id']), String(block['name']), block['input']));
   }
-  const message: ChatResponse['choices'][number]['message'] = {
-    role: 'assistant',
-    content: text === '' && toolCalls.length > 0 ? null : text,
-  };
-  if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  if (reasoning !== '') message.reasoning_content = reasoning;
-  return {
-    id: res.id,
-    object: 'chat.completion',
-    created,
-    model: res.model,
-    choices: [{ index: 0, message, finish_reason: finishReason(res.stop_reason) }],
-    usage: toUsage(res.usage),
-  };
+  const meta = { id: res.id, created, model: res.model };
+  return chatCompletion(meta, { text, reasoning, toolCalls }, finishReason(res.stop_reason), toUsage(res.usage));
 }
 
 export function nowSeconds(): number {

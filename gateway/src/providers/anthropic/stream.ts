@@ -1,9 +1,10 @@
 // Anthropic Messages SSE -> unified chat chunks, one chunk per meaningful event, as events arrive.
-import type { ChatChunk, ChatChunkChoice, Usage } from '../../schemas/chat.ts';
+import type { ChatChunk } from '../../schemas/chat.ts';
 import { ProviderError } from '../errors.ts';
+import { type AnswerMeta, chatChunk, toolCallStart, usageChunk } from '../shared/chat.ts';
 import { parseSse } from '../shared/sse.ts';
+import { translateBody, type UpstreamBody } from '../shared/stream.ts';
 import { finishReason, nowSeconds, toUsage } from './chat.ts';
-import { releaseBody, streamReadError } from './content.ts';
 import { streamEventError } from './errors.ts';
 import type { AnthropicUsage, StreamEvent } from './types.ts';
 
@@ -19,21 +20,12 @@ export function createStreamTranslator(opts: {
   includeUsage: boolean;
   created?: number;
 }): StreamTranslator {
-  const created = opts.created ?? nowSeconds();
-  let id = '';
-  let model = opts.model;
+  // id and model arrive with message_start.
+  const meta: AnswerMeta = { id: '', created: opts.created ?? nowSeconds(), model: opts.model };
   let usage: AnthropicUsage = {};
   let finished = false;
   // Anthropic numbers all content blocks; OpenAI numbers tool calls only.
   const toolIndex = new Map<number, number>();
-
-  const chunk = (delta: ChatChunkChoice['delta'], finish: ChatChunkChoice['finish_reason'] = null): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
 
   return {
     get finished() {
@@ -42,49 +34,42 @@ export function createStreamTranslator(opts: {
     push(ev) {
       switch (ev.type) {
         case 'message_start':
-          id = ev.message.id;
-          model = ev.message.model || model;
+          meta.id = ev.message.id;
+          meta.model = ev.message.model || meta.model;
           usage = { ...ev.message.usage };
-          return [chunk({ role: 'assistant', content: '' })];
+          return [chatChunk(meta, { role: 'assistant', content: '' })];
         case 'content_block_start': {
           const b = ev.content_block;
           if (b.type === 'tool_use') {
-            const index = toolIndex.size;
-            toolIndex.set(ev.index, index);
-            const call = {
-              index,
-              id: String(b['id']),
-              type: 'function' as const,
-              function: { name: String(b['name']), arguments: '' },
-            };
-            return [chunk({ tool_calls: [call] })];
+            return [toolCallStart(meta, toolIndex, ev.index, { id: String(b['id']), name: String(b['name']) })];
           }
           if (b.type === 'text' && typeof b['text'] === 'string' && b['text'] !== '')
-            return [chunk({ content: b['text'] })];
+            return [chatChunk(meta, { content: b['text'] })];
           if (b.type === 'thinking' && typeof b['thinking'] === 'string' && b['thinking'] !== '') {
-            return [chunk({ reasoning_content: b['thinking'] })];
+            return [chatChunk(meta, { reasoning_content: b['thinking'] })];
           }
           return [];
         }
         case 'content_block_delta': {
           const d = ev.delta;
-          if (d.type === 'text_delta' && typeof d['text'] === 'string') return [chunk({ content: d['text'] })];
+          if (d.type === 'text_delta' && typeof d['text'] === 'string')
+            return [chatChunk(meta, { content: d['text'] })];
           if (d.type === 'thinking_delta' && typeof d['thinking'] === 'string') {
-            return [chunk({ reasoning_content: d['thinking'] })];
+            return [chatChunk(meta, { reasoning_content: d['thinking'] })];
           }
           if (d.type === 'input_json_delta' && typeof d['partial_json'] === 'string' && d['partial_json'] !== '') {
             const index = toolIndex.get(ev.index);
             if (index === undefined) return [];
-            return [chunk({ tool_calls: [{ index, function: { arguments: d['partial_json'] } }] })];
+            return [chatChunk(meta, { tool_calls: [{ index, function: { arguments: d['partial_json'] } }] })];
           }
           return [];
         }
         case 'message_delta':
           usage = mergeUsage(usage, ev.usage);
-          return ev.delta.stop_reason ? [chunk({}, finishReason(ev.delta.stop_reason))] : [];
+          return ev.delta.stop_reason ? [chatChunk(meta, {}, finishReason(ev.delta.stop_reason))] : [];
         case 'message_stop':
           finished = true;
-          return opts.includeUsage ? [usageChunk(id, created, model, toUsage(usage))] : [];
+          return opts.includeUsage ? [usageChunk(meta, toUsage(usage))] : [];
         case 'error':
           throw streamEventError(ev.error);
         default:
@@ -102,28 +87,22 @@ function mergeUsage(base: AnthropicUsage, next: AnthropicUsage | undefined): Ant
   return out;
 }
 
-function usageChunk(id: string, created: number, model: string, usage: Usage): ChatChunk {
-  return { id, object: 'chat.completion.chunk', created, model, choices: [], usage };
+export function streamChatChunks(body: UpstreamBody, translator: StreamTranslator): AsyncGenerator<ChatChunk> {
+  return translateBody(
+    body,
+    parseSse(body),
+    (ev) => translator.push(parseEvent(ev.data)),
+    () => {
+      if (!translator.finished) throw new ProviderError('network', 'anthropic stream ended before message_stop');
+    },
+  );
 }
 
-type Body = AsyncIterable<Uint8Array> & { destroy(): unknown; readableEnded?: boolean };
-
-export async function* streamChatChunks(body: Body, translator: StreamTranslator): AsyncGenerator<ChatChunk> {
+function parseEvent(data: string): StreamEvent {
   try {
-    for await (const ev of parseSse(body)) {
-      let data: StreamEvent;
-      try {
-        // Anthropic's SSE data lines are StreamEvent JSON objects; unknown types fall through to `default`.
-        data = JSON.parse(ev.data) as StreamEvent;
-      } catch (err) {
-        throw new ProviderError('bad_response', 'anthropic sent a stream event that is not JSON', { cause: err });
-      }
-      for (const c of translator.push(data)) yield c;
-    }
+    // Anthropic's SSE data lines are StreamEvent JSON objects; unknown types fall through to `default`.
+    return JSON.parse(data) as StreamEvent;
   } catch (err) {
-    throw err instanceof ProviderError ? err : streamReadError(err);
-  } finally {
-    releaseBody(body);
+    throw new ProviderError('bad_response', 'anthropic sent a stream event that is not JSON', { cause: err });
   }
-  if (!translator.finished) throw new ProviderError('network', 'anthropic stream ended before message_stop');
 }

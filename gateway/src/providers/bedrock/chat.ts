@@ -10,15 +10,17 @@ import type {
   ToolChoice,
   Usage,
 } from '../../schemas/chat.ts';
+import { ProviderError } from '../errors.ts';
+import { cacheSplitUsage, chatCompletion, toolCallOf } from '../shared/chat.ts';
 import {
   contentParts,
   isHttpUrl,
   parseDataUrl,
   parseToolArguments,
-  pushMerged,
   stopList,
-} from '../anthropic/content.ts';
-import { ProviderError } from '../errors.ts';
+  type TurnBuilders,
+  toTurns,
+} from '../shared/content.ts';
 import type {
   ContentBlock,
   ConverseRequest,
@@ -79,42 +81,22 @@ export interface Conversation {
   messages: Message[];
 }
 
+const TURNS: TurnBuilders<SystemBlock, ContentBlock> = {
+  system: (p) => {
+    if (p.type !== 'text' || p.text === '') return [];
+    return hasCacheControl(p) ? [{ text: p.text }, CACHE_POINT] : [{ text: p.text }];
+  },
+  user: toUserBlocks,
+  assistantText: (text) => ({ text }),
+  toolUse: toToolUse,
+  toolResult: (m) => ({
+    toolResult: { toolUseId: m.tool_call_id, content: contentParts(m.content).flatMap(toToolResultContent) },
+  }),
+};
+
 /** System/developer turns go to `system`; tool results become user turns; repeated roles are merged. */
 export function toConversation(messages: ChatMessage[]): Conversation {
-  const system: SystemBlock[] = [];
-  const turns: Message[] = [];
-  for (const m of messages) {
-    switch (m.role) {
-      case 'system':
-      case 'developer':
-        for (const p of contentParts(m.content)) {
-          if (p.type !== 'text' || p.text === '') continue;
-          system.push({ text: p.text });
-          if (hasCacheControl(p)) system.push(CACHE_POINT);
-        }
-        break;
-      case 'user':
-        pushMerged(turns, 'user', contentParts(m.content).flatMap(toUserBlocks));
-        break;
-      case 'assistant': {
-        const blocks: ContentBlock[] = [];
-        for (const p of contentParts(m.content)) {
-          const text = p.type === 'text' ? p.text : p.type === 'refusal' ? p.refusal : '';
-          // Converse rejects blank text blocks, which OpenAI clients send alongside tool calls.
-          if (text !== '') blocks.push({ text });
-        }
-        for (const tc of m.tool_calls ?? []) blocks.push(toToolUse(tc));
-        pushMerged(turns, 'assistant', blocks);
-        break;
-      }
-      case 'tool': {
-        const content: ToolResultContent[] = contentParts(m.content).flatMap(toToolResultContent);
-        pushMerged(turns, 'user', [{ toolResult: { toolUseId: m.tool_call_id, content } }]);
-        break;
-      }
-    }
-  }
-  return { system: system.length > 0 ? system : undefined, messages: turns };
+  return toTurns(messages, TURNS);
 }
 
 export function toToolConfig(
@@ -246,15 +228,13 @@ export function finishReason(stop: string | null | undefined): FinishReason | nu
 
 /** prompt_tokens counts cache reads and writes too, as OpenAI's does; Bedrock's inputTokens excludes them. */
 export function toUsage(u: TokenUsage | undefined): Usage {
-  const cacheRead = u?.cacheReadInputTokens ?? 0;
-  const cacheWrite = u?.cacheWriteInputTokens ?? 0;
-  const prompt = (u?.inputTokens ?? 0) + cacheRead + cacheWrite;
-  const completion = u?.outputTokens ?? 0;
-  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  if (u?.cacheReadInputTokens !== undefined || u?.cacheWriteInputTokens !== undefined) {
-    usage.prompt_tokens_details = { cached_tokens: cacheRead, cache_creation_tokens: cacheWrite };
-  }
-  return usage;
+  return cacheSplitUsage({
+    input: u?.inputTokens ?? 0,
+    output: u?.outputTokens ?? 0,
+    cacheRead: u?.cacheReadInputTokens ?? 0,
+    cacheWrite: u?.cacheWriteInputTokens ?? 0,
+    cacheReported: u?.cacheReadInputTokens !== undefined || u?.cacheWriteInputTokens !== undefined,
+  });
 }
 
 export function fromConverseResponse(
@@ -270,28 +250,9 @@ export function fromConverseResponse(
     const rt = asObject(rc?.['reasoningText']);
     if (typeof rt?.['text'] === 'string') reasoning += rt['text'];
     const tu = asObject(block['toolUse']);
-    if (tu) {
-      toolCalls.push({
-        id: String(tu['toolUseId']),
-        type: 'function',
-        function: { name: String(tu['name']), arguments: JSON.stringify(tu['input'] ?? {}) },
-      });
-    }
+    if (tu) toolCalls.push(toolCallOf(String(tu['toolUseId']), String(tu['name']), tu['input']));
   }
-  const message: ChatResponse['choices'][number]['message'] = {
-    role: 'assistant',
-    content: text === '' && toolCalls.length > 0 ? null : text,
-  };
-  if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  if (reasoning !== '') message.reasoning_content = reasoning;
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: meta.model,
-    choices: [{ index: 0, message, finish_reason: finishReason(res.stopReason) }],
-    usage: toUsage(res.usage),
-  };
+  return chatCompletion(meta, { text, reasoning, toolCalls }, finishReason(res.stopReason), toUsage(res.usage));
 }
 
 export function asObject(v: unknown): Record<string, unknown> | undefined {

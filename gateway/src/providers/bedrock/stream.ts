@@ -2,9 +2,10 @@
 // decoded frame by frame as bytes arrive; only an incomplete trailing frame is held back.
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import type { ChatChunk, ChatChunkChoice } from '../../schemas/chat.ts';
-import { releaseBody, streamReadError } from '../anthropic/content.ts';
+import type { ChatChunk } from '../../schemas/chat.ts';
 import { ProviderError } from '../errors.ts';
+import { type AnswerMeta, chatChunk, toolCallStart, usageChunk } from '../shared/chat.ts';
+import { translateBody, type UpstreamBody } from '../shared/stream.ts';
 import { asObject, finishReason, toUsage } from './chat.ts';
 import { streamException } from './errors.ts';
 import type { TokenUsage } from './types.ts';
@@ -105,17 +106,10 @@ export function createStreamTranslator(opts: {
   created: number;
   includeUsage: boolean;
 }): StreamTranslator {
-  const { id, model, created } = opts;
+  const meta: AnswerMeta = { id: opts.id, created: opts.created, model: opts.model };
   let finished = false;
   // Converse numbers all content blocks; OpenAI numbers tool calls only.
   const toolIndex = new Map<number, number>();
-  const chunk = (delta: ChatChunkChoice['delta'], finish: ChatChunkChoice['finish_reason'] = null): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
 
   return {
     get finished() {
@@ -132,41 +126,35 @@ export function createStreamTranslator(opts: {
       const p = asObject(ev.payload) ?? {};
       switch (ev.name) {
         case 'messageStart':
-          return [chunk({ role: 'assistant', content: '' })];
+          return [chatChunk(meta, { role: 'assistant', content: '' })];
         case 'contentBlockStart': {
           const tu = asObject(asObject(p['start'])?.['toolUse']);
           if (!tu) return [];
-          const index = toolIndex.size;
-          toolIndex.set(Number(p['contentBlockIndex']), index);
-          const call = {
-            index,
-            id: String(tu['toolUseId']),
-            type: 'function' as const,
-            function: { name: String(tu['name']), arguments: '' },
-          };
-          return [chunk({ tool_calls: [call] })];
+          const call = { id: String(tu['toolUseId']), name: String(tu['name']) };
+          return [toolCallStart(meta, toolIndex, Number(p['contentBlockIndex']), call)];
         }
         case 'contentBlockDelta': {
           const d = asObject(p['delta']) ?? {};
-          if (typeof d['text'] === 'string') return [chunk({ content: d['text'] })];
+          if (typeof d['text'] === 'string') return [chatChunk(meta, { content: d['text'] })];
           const input = asObject(d['toolUse'])?.['input'];
           if (typeof input === 'string') {
             const index = toolIndex.get(Number(p['contentBlockIndex']));
             if (index === undefined || input === '') return [];
-            return [chunk({ tool_calls: [{ index, function: { arguments: input } }] })];
+            return [chatChunk(meta, { tool_calls: [{ index, function: { arguments: input } }] })];
           }
           const reasoning = asObject(d['reasoningContent'])?.['text'];
-          if (typeof reasoning === 'string') return [chunk({ reasoning_content: reasoning })];
+          if (typeof reasoning === 'string') return [chatChunk(meta, { reasoning_content: reasoning })];
           return [];
         }
         case 'messageStop':
           finished = true;
-          return [chunk({}, finishReason(typeof p['stopReason'] === 'string' ? p['stopReason'] : 'end_turn'))];
+          return [
+            chatChunk(meta, {}, finishReason(typeof p['stopReason'] === 'string' ? p['stopReason'] : 'end_turn')),
+          ];
         case 'metadata': {
           if (!opts.includeUsage) return [];
           // metadata.usage is Converse's TokenUsage object; toUsage reads each count defensively.
-          const usage = toUsage(asObject(p['usage']) as TokenUsage | undefined);
-          return [{ id, object: 'chat.completion.chunk', created, model, choices: [], usage }];
+          return [usageChunk(meta, toUsage(asObject(p['usage']) as TokenUsage | undefined))];
         }
         default:
           return [];
@@ -175,22 +163,21 @@ export function createStreamTranslator(opts: {
   };
 }
 
-type Body = AsyncIterable<Uint8Array> & { destroy(): unknown; readableEnded?: boolean };
-
-export async function* streamChatChunks(body: Body, translator: StreamTranslator): AsyncGenerator<ChatChunk> {
+export function streamChatChunks(body: UpstreamBody, translator: StreamTranslator): AsyncGenerator<ChatChunk> {
   const reader = createFrameReader();
-  try {
-    for await (const bytes of body) {
-      for (const frame of reader.push(bytes)) {
-        for (const c of translator.push(decodeFrame(frame))) yield c;
+  return translateBody(
+    body,
+    body,
+    (bytes) => translateFrames(reader.push(bytes), translator),
+    () => {
+      if (!translator.finished || reader.buffered > 0) {
+        throw new ProviderError('network', 'bedrock stream ended before messageStop');
       }
-    }
-  } catch (err) {
-    throw err instanceof ProviderError ? err : streamReadError(err);
-  } finally {
-    releaseBody(body);
-  }
-  if (!translator.finished || reader.buffered > 0) {
-    throw new ProviderError('network', 'bedrock stream ended before messageStop');
-  }
+    },
+  );
+}
+
+/** Frames are decoded one at a time, each one's chunks yielded before the next is decoded. */
+function* translateFrames(frames: Uint8Array[], translator: StreamTranslator): Generator<ChatChunk> {
+  for (const frame of frames) yield* translator.push(decodeFrame(frame));
 }

@@ -1,7 +1,16 @@
 // Unified chat <-> Cohere `/v2/chat`. Pure: no I/O.
 import { randomUUID } from 'node:crypto';
-import type { ChatMessage, ChatRequest, ChatResponse, ContentPart, FinishReason, Usage } from '../../schemas/chat.ts';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  FinishReason,
+  ToolCall,
+  Usage,
+} from '../../schemas/chat.ts';
 import { ProviderError } from '../errors.ts';
+import { chatCompletion } from '../shared/chat.ts';
 import type { CohereChatRequest, CohereChatResponse, CohereMessage, CohereUsage, CohereUserContent } from './wire.ts';
 
 export function toCohereChatRequest(req: ChatRequest, model: string, stream: boolean): CohereChatRequest {
@@ -133,31 +142,14 @@ export function toChatResponse(res: CohereChatResponse, model: string, now = Dat
     if (c.type === 'text' && c.text) text += c.text;
     if (c.type === 'thinking' && c.thinking) thinking += c.thinking;
   }
-  const toolCalls = res.message?.tool_calls ?? [];
-  const reasoning = thinking || (toolCalls.length > 0 ? res.message?.tool_plan : undefined);
-  const out: ChatResponse = {
-    id: res.id ?? `chatcmpl-${randomUUID()}`,
-    object: 'chat.completion',
-    created: Math.floor(now / 1000),
-    model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text },
-        finish_reason: finish,
-      },
-    ],
-  };
-  const message = out.choices[0]!.message;
-  if (toolCalls.length > 0) {
-    message.tool_calls = toolCalls.map((c) => ({
+  const toolCalls = (res.message?.tool_calls ?? []).map(
+    (c): ToolCall => ({
       id: c.id,
       type: 'function',
       function: { name: c.function.name, arguments: c.function.arguments || '{}' },
-    }));
-  }
-  if (reasoning) message.reasoning_content = reasoning;
-  const usage = toUsage(res.usage);
-  if (usage) out.usage = usage;
-  return out;
+    }),
+  );
+  const reasoning = thinking || (toolCalls.length > 0 ? (res.message?.tool_plan ?? '') : '');
+  const meta = { id: res.id ?? `chatcmpl-${randomUUID()}`, created: Math.floor(now / 1000), model };
+  return chatCompletion(meta, { text, reasoning, toolCalls }, finish, toUsage(res.usage));
 }

@@ -1,8 +1,8 @@
 // Cohere (api.cohere.com): chat and embeddings on API v2, model list and tokenizer on v1.
 // Text completions are not offered upstream; rerank is served elsewhere.
-import type { ModelInfo } from '../../schemas/models.ts';
 import { ProviderError } from '../errors.ts';
-import { joinUrl, parseGenericError, send, sendJson, toNetworkError } from '../shared/http.ts';
+import { bodyReadError, joinUrl, parseGenericError, send, sendJson } from '../shared/http.ts';
+import { collectPages } from '../shared/pages.ts';
 import { parseSseJson } from '../shared/sse.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { toChatResponse, toCohereChatRequest } from './chat.ts';
@@ -17,8 +17,6 @@ import type {
 } from './wire.ts';
 
 export const COHERE_BASE_URL = 'https://api.cohere.com';
-/** Safety stop for a list that never ends. */
-const MAX_MODEL_PAGES = 20;
 
 type Ctx = Pick<CallContext, 'key' | 'network'>;
 
@@ -87,22 +85,16 @@ export function createCohereProvider(name: string): ProviderAdapter {
       return { object: 'response.input_tokens', input_tokens: res.tokens.length, model: ctx.model };
     },
 
-    async listModels(ctx) {
-      const models: ModelInfo[] = [];
-      let pageToken: string | undefined;
-      for (let page = 0; page < MAX_MODEL_PAGES; page++) {
+    listModels: (ctx) =>
+      collectPages(async (pageToken) => {
         const query = `page_size=1000${pageToken ? `&page_token=${encodeURIComponent(pageToken)}` : ''}`;
         const res = await sendJson<CohereModelList>(
           ctx,
           { method: 'GET', url: `${url(ctx, '/v1/models')}?${query}`, headers: headers(ctx, false) },
           parseGenericError,
         );
-        models.push(...toModelInfos(res));
-        pageToken = res.next_page_token;
-        if (!pageToken) break;
-      }
-      return models;
-    },
+        return { items: toModelInfos(res), next: res.next_page_token };
+      }),
   };
 }
 
@@ -116,6 +108,6 @@ async function* readEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<Cohe
     if (err instanceof SyntaxError) {
       throw new ProviderError('bad_response', 'upstream stream sent an event that is not JSON', { cause: err });
     }
-    throw toNetworkError(err, err instanceof Error && err.name === 'TimeoutError');
+    throw bodyReadError(err);
   }
 }

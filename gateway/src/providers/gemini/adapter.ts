@@ -3,7 +3,7 @@
 import type { ChatChunk, ChatRequest, ChatResponse } from '../../schemas/chat.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../../schemas/count-tokens.ts';
 import { ProviderError } from '../errors.ts';
-import { toNetworkError } from '../shared/http.ts';
+import { bodyReadError } from '../shared/http.ts';
 import { parseSse } from '../shared/sse.ts';
 import type { CallContext } from '../types.ts';
 import { sendGoogle, sendGoogleJson } from './errors.ts';
@@ -87,11 +87,6 @@ async function* readEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<Gene
       yield data as GenerateContentResponse;
     }
   } catch (err) {
-    throw toNetworkError(err, isTimeout(err));
+    throw bodyReadError(err);
   }
-}
-
-function isTimeout(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  return err.name === 'TimeoutError' || (err.cause instanceof Error && err.cause.name === 'TimeoutError');
 }

@@ -1,6 +1,6 @@
 // Google Gemini API (generativelanguage.googleapis.com, v1beta). Text completions do not exist upstream.
-import type { ModelInfo } from '../../schemas/models.ts';
 import { joinUrl } from '../shared/http.ts';
+import { collectPages } from '../shared/pages.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createGoogleChat, type GoogleMethod } from './adapter.ts';
 import {
@@ -13,8 +13,6 @@ import {
 import { sendGoogleJson } from './errors.ts';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
-/** Safety stop for a list that never ends. */
-const MAX_MODEL_PAGES = 20;
 
 type Ctx = Pick<CallContext, 'key' | 'network'>;
 
@@ -62,21 +60,15 @@ export function createGeminiProvider(name: string): ProviderAdapter {
       return fromBatchEmbedResponse(res, ctx.model, body.requests.length);
     },
 
-    async listModels(ctx) {
-      const models: ModelInfo[] = [];
-      let pageToken: string | undefined;
-      for (let page = 0; page < MAX_MODEL_PAGES; page++) {
+    listModels: (ctx) =>
+      collectPages(async (pageToken) => {
         const query = `pageSize=1000${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`;
         const res = await sendGoogleJson<ListModelsWire>(ctx, {
           method: 'GET',
           url: `${joinUrl(base(ctx), '/v1beta/models')}?${query}`,
           headers: auth(ctx),
         });
-        models.push(...toModelInfos(res));
-        pageToken = res.nextPageToken;
-        if (!pageToken) break;
-      }
-      return models;
-    },
+        return { items: toModelInfos(res), next: res.nextPageToken };
+      }),
   };
 }

@@ -1,6 +1,7 @@
 // Gemini `generateContent` response -> unified chat response. Pure.
 import { randomUUID } from 'node:crypto';
 import type { ChatChoice, ChatResponse, FinishReason, ToolCall, Usage } from '../../schemas/chat.ts';
+import { toolCallOf } from '../shared/chat.ts';
 import type { GeminiCandidate, GeminiPart, GeminiUsageMetadata, GenerateContentResponse } from './wire.ts';
 
 const FINISH_REASONS: Record<string, FinishReason> = {
@@ -53,11 +54,7 @@ export function responseKeyOf(res: GenerateContentResponse): string {
 export function toToolCall(part: GeminiPart, id: string): ToolCall | undefined {
   const fc = part.functionCall;
   if (!fc) return undefined;
-  const call: ToolCall = {
-    id: fc.id ?? id,
-    type: 'function',
-    function: { name: fc.name, arguments: JSON.stringify(fc.args ?? {}) },
-  };
+  const call = toolCallOf(fc.id ?? id, fc.name, fc.args);
   if (part.thoughtSignature) call['extra_content'] = { google: { thought_signature: part.thoughtSignature } };
   return call;
 }

@@ -1,6 +1,7 @@
 // Gemini `streamGenerateContent?alt=sse` events -> unified chat chunks, one chunk out per event in.
 import type { ChatChunk, ChatChunkChoice, ToolCallDelta, Usage } from '../../schemas/chat.ts';
 import { ProviderError } from '../errors.ts';
+import { usageChunk } from '../shared/chat.ts';
 import { responseKeyOf, toFinishReason, toolCallId, toToolCall, toUsage } from './response.ts';
 import type { GenerateContentResponse } from './wire.ts';
 
@@ -84,7 +85,5 @@ export async function* toChatChunks(
     }
     if (choices.length > 0) yield { id, object: 'chat.completion.chunk', created, model, choices };
   }
-  if (opts.includeUsage && usage) {
-    yield { id, object: 'chat.completion.chunk', created, model, choices: [], usage };
-  }
+  if (opts.includeUsage && usage) yield usageChunk({ id, created, model }, usage);
 }

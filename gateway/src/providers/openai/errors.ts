@@ -1,6 +1,6 @@
 // OpenAI-style error bodies, and failures that happen after the upstream already answered 2xx.
 import { ProviderError } from '../errors.ts';
-import { type ErrorBodyParser, parseGenericError, toNetworkError } from '../shared/http.ts';
+import { type ErrorBodyParser, parseGenericError } from '../shared/http.ts';
 
 /**
  * `{error: {message, type, param, code}}` (OpenAI, Azure, Groq, ...), `{message, type}` (Mistral) and
@@ -16,12 +16,6 @@ export const parseOpenAIError: ErrorBodyParser = (status, body, text) => {
   }
   return parseGenericError(status, body, text);
 };
-
-/** A body read that failed midway: the total timeout aborts with a `TimeoutError`, anything else is the network. */
-export function bodyReadError(err: unknown): ProviderError {
-  if (err instanceof ProviderError) return err;
-  return toNetworkError(err, err instanceof Error && err.name === 'TimeoutError');
-}
 
 /** `{error: {...}}` sent as a 2xx body or as an SSE payload (OpenAI reports mid-stream failures this way). */
 export function embeddedError(payload: unknown): ProviderError | undefined {

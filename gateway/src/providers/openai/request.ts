@@ -1,9 +1,9 @@
 // One JSON call to an OpenAI-style route: build the request from the endpoints, send, read the JSON answer.
 import { ProviderError } from '../errors.ts';
-import { send } from '../shared/http.ts';
+import { bodyReadError, send } from '../shared/http.ts';
 import type { CallContext } from '../types.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints, RouteContext } from './endpoints.ts';
-import { bodyReadError, embeddedError, parseOpenAIError } from './errors.ts';
+import { embeddedError, parseOpenAIError } from './errors.ts';
 
 export type CallCtx = RouteContext & Pick<CallContext, 'signal' | 'dispatcher'>;
 

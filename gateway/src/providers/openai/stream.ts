@@ -1,9 +1,9 @@
 // Server-sent event streams of OpenAI-style routes, yielded event by event as they arrive (never collected).
 import { ProviderError } from '../errors.ts';
-import { send } from '../shared/http.ts';
+import { bodyReadError, send } from '../shared/http.ts';
 import { parseSse } from '../shared/sse.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints } from './endpoints.ts';
-import { bodyReadError, embeddedError, parseOpenAIError } from './errors.ts';
+import { embeddedError, parseOpenAIError } from './errors.ts';
 import type { CallCtx } from './request.ts';
 
 /**

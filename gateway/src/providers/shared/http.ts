@@ -86,6 +86,7 @@ export async function sendJson<T>(ctx: Ctx, req: UpstreamRequest, parseError: Er
   }
 }
 
+/** No usable answer from the upstream: a timeout or a network ProviderError (ProviderErrors pass through). */
 export function toNetworkError(err: unknown, timedOut: boolean): ProviderError {
   if (err instanceof ProviderError) return err;
   if (timedOut || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
@@ -93,6 +94,19 @@ export function toNetworkError(err: unknown, timedOut: boolean): ProviderError {
   }
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderError('network', `upstream unreachable: ${message}`, { cause: err });
+}
+
+/**
+ * A failure while reading a body that came with a 2xx status (a stream cut off or stalled). A `TimeoutError`, or
+ * an error caused by one (the caller's deadline aborting the read), is a timeout; anything else is the network.
+ */
+export function bodyReadError(err: unknown): ProviderError {
+  return toNetworkError(err, isTimeoutError(err));
+}
+
+function isTimeoutError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return err.name === 'TimeoutError' || (err.cause instanceof Error && err.cause.name === 'TimeoutError');
 }
 
 function retryAfterSeconds(v: string | string[] | undefined): number | undefined {

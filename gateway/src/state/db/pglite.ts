@@ -1,12 +1,12 @@
 // Db over PGlite (Postgres compiled to WebAssembly): the embedded default for one gateway process.
 // PGlite has one connection: its own mutex runs a transaction() exclusively (plain queries wait for it),
-// and TxGuard turns a call that would wait on its own transaction (a deadlock) into an error.
+// and the guard (driver.ts) turns a call that would wait on its own transaction (a deadlock) into an error.
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
+import { guardedDb, withDbErrors } from './driver.ts';
 import { toDbError } from './errors.ts';
-import { TxGuard } from './guard.ts';
 import { OID, parseBytea, parseDate, parseInt8 } from './parsers.ts';
-import type { Db, Queryable, QueryResult, Row } from './types.ts';
+import type { Db, Queryable, Row } from './types.ts';
 
 export interface PgliteOptions {
   /** Directory holding the database files; in memory (lost on close) when omitted. */
@@ -19,23 +19,13 @@ interface PgliteQueryable {
 }
 
 function queryable(target: PgliteQueryable): Queryable {
-  return {
-    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      try {
-        const result = await target.query<T>(sql, params === undefined ? undefined : [...params]);
-        return { rows: result.rows, rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length };
-      } catch (error) {
-        throw toDbError(error);
-      }
+  return withDbErrors({
+    async query<T extends Row>(sql: string, params: unknown[] | undefined) {
+      const result = await target.query<T>(sql, params);
+      return { rows: result.rows, rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length };
     },
-    async exec(sql: string): Promise<void> {
-      try {
-        await target.exec(sql);
-      } catch (error) {
-        throw toDbError(error);
-      }
-    },
-  };
+    exec: (sql) => target.exec(sql),
+  });
 }
 
 export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
@@ -48,27 +38,15 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
   } catch (error) {
     throw toDbError(error);
   }
-  const guard = new TxGuard();
-  const direct = queryable(pglite);
-  let closing: Promise<void> | undefined;
-
-  return {
+  return guardedDb({
     kind: 'pglite',
-    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      guard.check();
-      return direct.query<T>(sql, params);
-    },
-    async exec(sql: string): Promise<void> {
-      guard.check();
-      return direct.exec(sql);
-    },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      guard.check();
+    direct: queryable(pglite),
+    async transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T> {
       let thrownByCallback: unknown;
       try {
         // PGlite sends BEGIN, then COMMIT when the callback resolves or ROLLBACK when it throws.
         return await pglite.transaction((tx) =>
-          guard.run(queryable(tx), fn).catch((error: unknown) => {
+          body(queryable(tx)).catch((error: unknown) => {
             thrownByCallback = error;
             throw error;
           }),
@@ -79,10 +57,6 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
         throw toDbError(error);
       }
     },
-    close(): Promise<void> {
-      guard.close();
-      closing ??= pglite.close();
-      return closing;
-    },
-  };
+    close: () => pglite.close(),
+  });
 }

@@ -1,7 +1,7 @@
 // Db over a `pg` Pool: the driver when DATABASE_URL is set (many gateway pods share one Postgres).
 import pg from 'pg';
+import { guardedDb, withDbErrors } from './driver.ts';
 import { toDbError } from './errors.ts';
-import { TxGuard } from './guard.ts';
 import { OID, parseDate, parseInt8 } from './parsers.ts';
 import type { Db, Queryable, QueryResult, Row } from './types.ts';
 
@@ -42,24 +42,13 @@ function toResult<T extends Row>(result: pg.QueryResult<T>): QueryResult<T> {
 }
 
 function queryable(client: pg.Pool | pg.PoolClient): Queryable {
-  return {
-    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      try {
-        // pg types `values` as a mutable any[]; it only reads them.
-        return toResult(await client.query<T>(sql, params === undefined ? undefined : [...params]));
-      } catch (error) {
-        throw toDbError(error);
-      }
-    },
-    async exec(sql: string): Promise<void> {
-      try {
-        // Without parameters pg uses the simple query protocol, which accepts several statements.
-        await client.query(sql);
-      } catch (error) {
-        throw toDbError(error);
-      }
-    },
-  };
+  return withDbErrors({
+    // pg types `values` as a mutable any[]; it only reads them (withDbErrors passes a copy).
+    query: async <T extends Row>(sql: string, params: unknown[] | undefined) =>
+      toResult(await client.query<T>(sql, params)),
+    // Without parameters pg uses the simple query protocol, which accepts several statements.
+    exec: (sql) => client.query(sql),
+  });
 }
 
 /** Opens a pool and checks that the server answers, so a wrong URL fails at start-up, not on the first request. */
@@ -76,9 +65,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   // An idle connection dropped by the server emits 'error' on the pool; unhandled, that would crash the
   // process. The pool discards that client and the next query reports its own error.
   pool.on('error', () => undefined);
-  const guard = new TxGuard();
   const direct = queryable(pool);
-  let closing: Promise<void> | undefined;
   try {
     await direct.query('SELECT 1');
   } catch (error) {
@@ -86,18 +73,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     throw error;
   }
 
-  return {
+  return guardedDb({
     kind: 'postgres',
-    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      guard.check();
-      return direct.query<T>(sql, params);
-    },
-    async exec(sql: string): Promise<void> {
-      guard.check();
-      return direct.exec(sql);
-    },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      guard.check();
+    direct,
+    async transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T> {
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -113,7 +92,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       }
       let result: T;
       try {
-        result = await guard.run(tx, fn);
+        result = await body(tx);
       } catch (error) {
         // A failed ROLLBACK means the connection is broken: destroy it rather than return it to the pool.
         const rollback = await tx.exec('ROLLBACK').then(
@@ -132,10 +111,6 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       client.release();
       return result;
     },
-    close(): Promise<void> {
-      guard.close();
-      closing ??= pool.end();
-      return closing;
-    },
-  };
+    close: () => pool.end(),
+  });
 }

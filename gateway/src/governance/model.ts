@@ -1,0 +1,117 @@
+// The governance read model held in the snapshot: plain data, no I/O. Admission decisions are pure
+// functions over it (admission.ts); state/services write it; state/snapshot.ts loads it.
+
+/** `<count><unit>`: m minute, h hour, d day, w week, M month, Y year (e.g. `30d`, `1M`). */
+export type ResetDuration = string;
+
+export interface RateLimit {
+  request_max_limit?: number | undefined;
+  request_reset_duration?: ResetDuration | undefined;
+  token_max_limit?: number | undefined;
+  token_reset_duration?: ResetDuration | undefined;
+}
+
+export type BudgetOwnerKind = 'virtual_key' | 'provider_config' | 'team' | 'customer';
+
+export interface Budget {
+  id: string;
+  owner_kind: BudgetOwnerKind;
+  /** id of the virtual key, provider config, team or customer. */
+  owner_id: string;
+  /** Limit in nano-USD (1e-9 USD). */
+  max_limit_nano: number;
+  reset_duration: ResetDuration;
+  /** Periods are counted from here unless calendar aligned. Epoch ms. */
+  anchor_ms: number;
+  /** From the owning virtual key (`calendar_aligned`); teams and customers are not aligned. */
+  calendar_aligned: boolean;
+}
+
+export interface ProviderConfig {
+  id: string;
+  provider: string;
+  allowed_models: string[];
+  key_ids: string[];
+  /** null: only by explicit `<provider>/<model>`. */
+  weight: number | null;
+  rate_limit: RateLimit | null;
+  budgets: Budget[];
+}
+
+export interface McpConfig {
+  mcp_client_name: string;
+  tools_to_execute: string[];
+  tools_to_auto_execute: string[];
+}
+
+export interface VirtualKey {
+  id: string;
+  name: string;
+  is_active: boolean;
+  /** Epoch ms, or null for no expiry. */
+  expires_at_ms: number | null;
+  calendar_aligned: boolean;
+  rate_limit: RateLimit | null;
+  allowed_extra_headers: string[];
+  mcp_configs: McpConfig[];
+  team_id: string | null;
+  customer_id: string | null;
+  provider_configs: ProviderConfig[];
+  budgets: Budget[];
+}
+
+export interface Team {
+  id: string;
+  name: string;
+  rate_limit: RateLimit | null;
+  budgets: Budget[];
+}
+
+export type Customer = Team;
+
+export interface RoutingTarget {
+  provider: string;
+  model: string;
+  weight: number;
+}
+
+export interface RoutingRule {
+  id: string;
+  name: string;
+  condition: string;
+  targets: RoutingTarget[];
+  fallbacks: string[];
+  scope: 'global' | 'team' | 'customer' | 'virtual_key';
+  scope_id: string | null;
+  priority: number;
+}
+
+/** USD per token. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cache_read?: number | undefined;
+  cache_write?: number | undefined;
+  /** Largest output the model produces, for reservations when the request sets no max_tokens. */
+  max_output_tokens?: number | undefined;
+}
+
+export interface PricingOverride {
+  id: string;
+  scope: 'global' | 'provider' | 'provider_key' | 'virtual_key';
+  scope_id: string | null;
+  provider: string;
+  model: string;
+  price: ModelPrice;
+}
+
+export interface GovernanceModel {
+  /** sha256 hex of the key value -> key. */
+  virtualKeysByHash: Map<string, VirtualKey>;
+  virtualKeysById: Map<string, VirtualKey>;
+  teams: Map<string, Team>;
+  customers: Map<string, Customer>;
+  /** Sorted by priority, highest first. */
+  routingRules: RoutingRule[];
+  pricingOverrides: PricingOverride[];
+}

@@ -1,0 +1,165 @@
+// Durable budget charges (usage_charges): the record Redis usage is rebuilt from after a Redis loss.
+// Writes are group-committed: calls within a short window share one multi-row INSERT, and each caller's
+// promise resolves only after its rows are committed. Idempotent per (request_id, budget_id).
+import { DbError } from '../db/errors.ts';
+import type { Db } from '../db/types.ts';
+
+export interface Charge {
+  requestId: string;
+  budgetId: string;
+  /** Start of the budget period the charge belongs to (epoch ms). */
+  periodStartMs: number;
+  /** Integer nano-USD, >= 0. */
+  costNano: number;
+}
+
+export interface ChargeStoreOptions {
+  /** How long the first caller of a batch waits for others to join it. Default 5 ms. */
+  batchWindowMs?: number;
+  /** A batch is written at once when it reaches this many rows. Default 500. */
+  maxBatchRows?: number;
+}
+
+interface Waiter {
+  rows: readonly Charge[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+// Rows of deleted budgets are skipped (their charges would cascade away anyway); a duplicate is a no-op.
+const INSERT_SQL = `INSERT INTO usage_charges (request_id, budget_id, period_start, cost_nano)
+SELECT c.request_id, c.budget_id, timestamptz 'epoch' + c.period_ms * interval '1 millisecond', c.cost_nano
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS c(request_id, budget_id, period_ms, cost_nano)
+WHERE EXISTS (SELECT 1 FROM budgets b WHERE b.id = c.budget_id)
+ON CONFLICT (request_id, budget_id) DO NOTHING`;
+
+const SUM_SQL = `SELECT COALESCE(sum(cost_nano), 0)::bigint AS total FROM usage_charges
+WHERE budget_id = $1 AND period_start = timestamptz 'epoch' + $2::bigint * interval '1 millisecond'`;
+
+function validate(charge: Charge): void {
+  const bad = (what: string): DbError =>
+    new DbError('check_violation', `charge of request '${charge.requestId}': ${what}`);
+  if (charge.requestId === '') throw bad('request id is empty');
+  if (charge.budgetId === '') throw bad('budget id is empty');
+  if (!Number.isSafeInteger(charge.periodStartMs)) throw bad('period start must be an integer epoch ms');
+  if (!Number.isSafeInteger(charge.costNano) || charge.costNano < 0)
+    throw bad('cost must be a non-negative integer of nano-USD');
+}
+
+export class ChargeStore {
+  readonly #db: Db;
+  readonly #windowMs: number;
+  readonly #maxRows: number;
+  #pending: Waiter[] = [];
+  #pendingRows = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(db: Db, options: ChargeStoreOptions = {}) {
+    this.#db = db;
+    this.#windowMs = options.batchWindowMs ?? 5;
+    this.#maxRows = Math.max(1, options.maxBatchRows ?? 500);
+  }
+
+  /** Resolves once every row is committed (or was already there); rejects with a DbError. */
+  record(charges: readonly Charge[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new DbError('closed', 'the charge store is closed'));
+    try {
+      for (const charge of charges) validate(charge);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (charges.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ rows: [...charges], resolve, reject });
+      this.#pendingRows += charges.length;
+      if (this.#pendingRows >= this.#maxRows) this.#kick();
+      else this.#timer ??= setTimeout(() => this.#kick(), this.#windowMs);
+    });
+  }
+
+  /** Sum of the charges of one budget period, in nano-USD. */
+  async sumForPeriod(budgetId: string, periodStartMs: number): Promise<number> {
+    const { rows } = await this.#db.query<{ total: number | bigint }>(SUM_SQL, [budgetId, periodStartMs]);
+    const total = rows[0]?.total ?? 0;
+    if (typeof total !== 'number')
+      throw new DbError('query_failed', `usage of budget '${budgetId}' exceeds what a counter holds exactly`);
+    return total;
+  }
+
+  /** Writes everything pending now and waits for it. */
+  async flush(): Promise<void> {
+    while (this.#pending.length > 0 || this.#writing !== undefined) {
+      if (this.#writing === undefined) this.#kick();
+      await this.#writing;
+    }
+  }
+
+  /** Refuses new charges and waits for the pending ones. The Db stays open (it is not ours). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+
+  #kick(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    // One write at a time: callers arriving meanwhile form the next batch (that is the group commit).
+    if (this.#writing !== undefined) return;
+    this.#writing = this.#drain().finally(() => {
+      this.#writing = undefined;
+      if (this.#pending.length > 0) this.#kick();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const batch: Waiter[] = [];
+      let rows = 0;
+      while (
+        this.#pending.length > 0 &&
+        (batch.length === 0 || rows + (this.#pending[0]?.rows.length ?? 0) <= this.#maxRows)
+      ) {
+        const waiter = this.#pending.shift();
+        if (waiter === undefined) break;
+        batch.push(waiter);
+        rows += waiter.rows.length;
+      }
+      this.#pendingRows -= rows;
+      await this.#write(batch);
+    }
+  }
+
+  async #write(batch: readonly Waiter[]): Promise<void> {
+    try {
+      await this.#insert(batch.flatMap((waiter) => waiter.rows));
+      for (const waiter of batch) waiter.resolve();
+      return;
+    } catch (error) {
+      const connection = error instanceof DbError && (error.code === 'connection_failed' || error.code === 'closed');
+      if (batch.length === 1 || connection) {
+        for (const waiter of batch) waiter.reject(error);
+        return;
+      }
+    }
+    // One caller's bad row (e.g. its budget deleted mid-write) must not fail the others: write each alone.
+    for (const waiter of batch) {
+      try {
+        await this.#insert(waiter.rows);
+        waiter.resolve();
+      } catch (error) {
+        waiter.reject(error);
+      }
+    }
+  }
+
+  async #insert(rows: readonly Charge[]): Promise<void> {
+    await this.#db.query(INSERT_SQL, [
+      rows.map((row) => row.requestId),
+      rows.map((row) => row.budgetId),
+      rows.map((row) => row.periodStartMs),
+      rows.map((row) => row.costNano),
+    ]);
+  }
+}

@@ -1,0 +1,278 @@
+// Typed API over the governance scripts: admit (rate limits + budget reservations, atomically), settle,
+// release, and reads for the quota/usage endpoints. Budget usage lost from the coordinator (a Redis restart)
+// is loaded back from the durable charges in Postgres on the next admission.
+import { CoordError } from '../coord/errors.ts';
+import { budgetKeys, type RateKind, rateKey } from '../coord/governance/keys.ts';
+import { ADMIT, LOAD_BUDGET, READ_BUDGETS, READ_RATES, SETTLE } from '../coord/governance/scripts.ts';
+import type { ScriptReply } from '../coord/scripts.ts';
+import type { Coordinator } from '../coord/types.ts';
+import type { ChargeStore } from './charges.ts';
+import {
+  checkBudget,
+  checkInt,
+  checkPeriod,
+  checkRate,
+  checkRateWindow,
+  checkRequestId,
+  isNumberArray,
+  num,
+  unique,
+} from './validate.ts';
+
+export type { RateKind } from '../coord/governance/keys.ts';
+
+/** One rate limit of the request (windows computed by the caller). */
+export interface RateCheck {
+  /** Who the limit belongs to, e.g. `vk`, `team`, `customer`, `provider_config` (no ':'). */
+  scope: string;
+  id: string;
+  kind: RateKind;
+  /** Requests per window (`req`), or tokens per window (`tok`). */
+  limit: number;
+  windowStartMs: number;
+  windowEndMs: number;
+}
+
+/** One budget the request is charged to, with the request's maximum cost to reserve. */
+export interface BudgetCheck {
+  budgetId: string;
+  limitNano: number;
+  amountNano: number;
+  periodStartMs: number;
+  periodEndMs: number;
+}
+
+export interface AdmitRequest {
+  requestId: string;
+  /** Epoch ms; the scripts read no clock. */
+  now: number;
+  /** After this long the reservations stop counting (the pod holding the request may have died). */
+  reservationTtlMs: number;
+  rates: readonly RateCheck[];
+  budgets: readonly BudgetCheck[];
+}
+
+export type AdmitResult =
+  /** Per rate limit: the request count after this admission, or the tokens used so far in the window. */
+  | { ok: true; rateCounts: number[] }
+  | { ok: false; kind: 'rate' | 'budget'; index: number; current: number; limit: number };
+
+/** The period a request was admitted in (settle and release use the admission's periods). */
+export interface BudgetPeriod {
+  budgetId: string;
+  periodStartMs: number;
+  periodEndMs: number;
+}
+
+export interface BudgetCharge extends BudgetPeriod {
+  /** The real cost, integer nano-USD. */
+  costNano: number;
+}
+
+/** Tokens a response used, added to the token counter of the window the caller names. */
+export interface TokenUsage {
+  scope: string;
+  id: string;
+  windowStartMs: number;
+  windowEndMs: number;
+  tokens: number;
+}
+
+export interface SettleRequest {
+  requestId: string;
+  now: number;
+  budgets: readonly BudgetCharge[];
+  tokens: readonly TokenUsage[];
+}
+
+export type SettleResult =
+  | { durable: true }
+  /** Postgres refused the charges: the coordinator was still settled (enforcement stays right); retry
+   *  `ChargeStore.record` with the same rows (idempotent), never `settle` (it would count twice). */
+  | { durable: false; error: unknown };
+
+export interface BudgetUsage {
+  usedNano: number;
+  reservedNano: number;
+  /** `postgres` when the coordinator had no usage for the period (nothing reserved is known then). */
+  source: 'coordinator' | 'postgres';
+}
+
+export interface RateCounterRef {
+  scope: string;
+  id: string;
+  kind: RateKind;
+  windowStartMs: number;
+}
+
+export interface GovernanceCountersOptions {
+  /** Admission attempts (each may load one budget from Postgres) before giving up. Default: budgets + 3. */
+  maxAttempts?: number;
+}
+
+export class GovernanceCounters {
+  readonly #coord: Coordinator;
+  readonly #charges: ChargeStore;
+  readonly #maxAttempts: number | undefined;
+
+  constructor(coord: Coordinator, charges: ChargeStore, options: GovernanceCountersOptions = {}) {
+    this.#coord = coord;
+    this.#charges = charges;
+    this.#maxAttempts = options.maxAttempts;
+  }
+
+  /** Checks every limit and reserves every budget in one atomic step: all or nothing. */
+  async admit(req: AdmitRequest): Promise<AdmitResult> {
+    checkRequestId(req.requestId);
+    checkInt('now', req.now, 0);
+    checkInt('reservationTtlMs', req.reservationTtlMs, 1);
+    req.rates.forEach(checkRate);
+    req.budgets.forEach(checkBudget);
+    const rateKeys = req.rates.map((r) => rateKey(r.scope, r.id, r.kind, r.windowStartMs));
+    const budgetKeyList = req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs));
+    unique('rate limit', rateKeys);
+    unique(
+      'budget',
+      budgetKeyList.map(([usage]) => usage),
+    );
+    const keys = [...rateKeys, ...budgetKeyList.flat()];
+    const args: (string | number)[] = [
+      req.now,
+      req.requestId,
+      req.now + req.reservationTtlMs,
+      req.rates.length,
+      req.budgets.length,
+    ];
+    for (const r of req.rates) args.push(r.limit, r.windowEndMs, r.kind);
+    for (const b of req.budgets) args.push(b.limitNano, b.amountNano, b.periodEndMs);
+
+    const attempts = this.#maxAttempts ?? req.budgets.length + 3;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const reply = await this.#coord.run(ADMIT, keys, args);
+      const [status, ...rest] = Array.isArray(reply) ? reply : [];
+      if (status === 'ok' && isNumberArray(rest)) return { ok: true, rateCounts: rest };
+      const [kind, index, current, limit] = rest;
+      if (status === 'deny' && (kind === 'rate' || kind === 'budget'))
+        return { ok: false, kind, index: num(index), current: num(current), limit: num(limit) };
+      const budget = status === 'load' ? req.budgets[num(rest[0])] : undefined;
+      if (budget === undefined) throw new CoordError('script_failed', 'unexpected reply of the admission script');
+      // Usage of this budget period is not in the coordinator (first use, or data lost): load it, try again.
+      await this.#load(budget, num(rest[1]), req.now);
+    }
+    throw new CoordError(
+      'unavailable',
+      `budget usage of request '${req.requestId}' could not be loaded in ${attempts} attempts`,
+    );
+  }
+
+  /**
+   * Records the real costs in Postgres, THEN releases the reservations and adds the costs in the coordinator.
+   * That order is the contract that makes a lost usage key harmless: the loader's Postgres sum includes every
+   * charge whose settlement found the key missing. Call once per request.
+   */
+  async settle(req: SettleRequest): Promise<SettleResult> {
+    checkRequestId(req.requestId);
+    checkInt('now', req.now, 0);
+    for (const b of req.budgets) {
+      checkPeriod(b);
+      checkInt('costNano', b.costNano, 0);
+    }
+    for (const t of req.tokens) {
+      checkRateWindow(t);
+      checkInt('tokens', t.tokens, 0);
+    }
+    unique(
+      'budget',
+      req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs)[0]),
+    );
+    let result: SettleResult = { durable: true };
+    const charges = req.budgets
+      .filter((b) => b.costNano > 0)
+      .map((b) => ({
+        requestId: req.requestId,
+        budgetId: b.budgetId,
+        periodStartMs: b.periodStartMs,
+        costNano: b.costNano,
+      }));
+    try {
+      await this.#charges.record(charges);
+    } catch (error) {
+      result = { durable: false, error };
+    }
+    await this.#settle(req.requestId, req.now, req.budgets, req.tokens);
+    return result;
+  }
+
+  /** Frees the reservations of a request that failed before any cost (nothing is charged). */
+  async release(req: { requestId: string; now: number; budgets: readonly BudgetPeriod[] }): Promise<void> {
+    checkRequestId(req.requestId);
+    checkInt('now', req.now, 0);
+    req.budgets.forEach(checkPeriod);
+    unique(
+      'budget',
+      req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs)[0]),
+    );
+    await this.#settle(
+      req.requestId,
+      req.now,
+      req.budgets.map((b) => ({ ...b, costNano: 0 })),
+      [],
+    );
+  }
+
+  /** Used and reserved amounts per budget period; from Postgres when the coordinator has no usage for it. */
+  async usage(budgets: readonly { budgetId: string; periodStartMs: number }[], now: number): Promise<BudgetUsage[]> {
+    checkInt('now', now, 0);
+    const keys = budgets.flatMap((b) => budgetKeys(b.budgetId, b.periodStartMs).slice(0, 2));
+    const reply = await this.#coord.run(READ_BUDGETS, keys, [now]);
+    if (!isNumberArray(reply) || reply.length !== budgets.length * 3)
+      throw new CoordError('script_failed', 'unexpected reply of the budget read script');
+    return Promise.all(
+      budgets.map(async (b, j): Promise<BudgetUsage> => {
+        if (reply[j * 3] === 1)
+          return { usedNano: num(reply[j * 3 + 1]), reservedNano: num(reply[j * 3 + 2]), source: 'coordinator' };
+        return {
+          usedNano: await this.#charges.sumForPeriod(b.budgetId, b.periodStartMs),
+          reservedNano: 0,
+          source: 'postgres',
+        };
+      }),
+    );
+  }
+
+  /** Current value of each rate counter (0 when the window has no counter yet). */
+  async rateCounts(rates: readonly RateCounterRef[]): Promise<number[]> {
+    const keys = rates.map((r) => rateKey(r.scope, r.id, r.kind, r.windowStartMs));
+    const reply = await this.#coord.run(READ_RATES, keys, []);
+    if (!isNumberArray(reply)) throw new CoordError('script_failed', 'unexpected reply of the rate read script');
+    return reply;
+  }
+
+  async #settle(
+    requestId: string,
+    now: number,
+    budgets: readonly BudgetCharge[],
+    tokens: readonly TokenUsage[],
+  ): Promise<void> {
+    const keys = [
+      ...tokens.map((t) => rateKey(t.scope, t.id, 'tok', t.windowStartMs)),
+      ...budgets.flatMap((b) => budgetKeys(b.budgetId, b.periodStartMs)),
+    ];
+    const args: (string | number)[] = [now, requestId, tokens.length, budgets.length];
+    for (const t of tokens) args.push(t.tokens, t.windowEndMs);
+    for (const b of budgets) args.push(b.costNano, b.periodEndMs);
+    const reply: ScriptReply = await this.#coord.run(SETTLE, keys, args);
+    if (!Array.isArray(reply) || reply[0] !== 'ok') throw new CoordError('script_failed', 'unexpected settle reply');
+  }
+
+  /** Loads one budget period's usage from Postgres into the coordinator (unless a settlement raced it). */
+  async #load(budget: BudgetCheck, generation: number, now: number): Promise<void> {
+    const used = await this.#charges.sumForPeriod(budget.budgetId, budget.periodStartMs);
+    await this.#coord.run(LOAD_BUDGET, budgetKeys(budget.budgetId, budget.periodStartMs), [
+      now,
+      used,
+      generation,
+      budget.periodEndMs,
+    ]);
+  }
+}

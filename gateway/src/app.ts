@@ -1,18 +1,35 @@
 // Builds the fastify instance from a Runtime: hooks for auth and limits, the error envelope, the routes.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { authenticateAdmin, authenticateInference } from './http/auth.ts';
+import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './http/auth.ts';
 import { registerCors } from './http/cors.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
 import { RequestError } from './http/request-error.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
+import { registerCustomerRoutes } from './routes/api/governance/customers.ts';
+import { registerPricingOverrideRoutes } from './routes/api/governance/pricing-overrides.ts';
+import { registerQuotaRoute } from './routes/api/governance/quota.ts';
+import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts';
+import { registerRoutingRuleRoutes } from './routes/api/governance/routing-rules.ts';
+import { registerTeamRoutes } from './routes/api/governance/teams.ts';
+import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
 import type { Runtime } from './runtime.ts';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the authentication hook (null on unauthenticated routes). */
+    principal: Principal | null;
+  }
+}
+
 const MB = 1024 * 1024;
+/** Self-service: a virtual key reads its own budgets and limits (authenticated with x-gateway-vk). */
+const QUOTA_PATH = '/api/governance/virtual-keys/quota';
 /** Hard cap of the parser; the configurable limit (client.max_request_body_size_mb) is checked per request. */
 const HARD_BODY_LIMIT = 1024 * MB;
 
@@ -36,6 +53,7 @@ export function buildApp(rt: Runtime): App {
 
   // Every body this API takes is JSON; other types get 415 instead of reaching a route as a string.
   app.removeContentTypeParser('text/plain');
+  app.decorateRequest('principal', null);
   // Before authentication: a browser's preflight carries no credentials.
   registerCors(app, rt);
 
@@ -49,14 +67,25 @@ export function buildApp(rt: Runtime): App {
         `request body of ${len} bytes exceeds the limit of ${rt.state.snapshot.client.max_request_body_size_mb} MB`,
       );
     }
+    const snap = rt.state.snapshot;
     if (url.startsWith('/api/')) {
-      authenticateAdmin(request.headers, rt.auth, rt.state.snapshot.adminKeyHashes);
+      if (url.split('?')[0] === QUOTA_PATH) {
+        const vk = request.headers['x-gateway-vk'];
+        if (typeof vk !== 'string') {
+          throw new GatewayError('authentication_failed', 'send the virtual key in the x-gateway-vk header');
+        }
+        request.principal = virtualKey(vk, (h) => snap.governance.virtualKeysByHash.get(h), rt.now());
+      } else {
+        request.principal = authenticateAdmin(request.headers, rt.auth, snap.adminKeyHashes);
+      }
     } else if (url.startsWith('/v1/')) {
-      authenticateInference(
+      request.principal = authenticateInference(
         request.headers,
         rt.auth,
-        rt.state.snapshot.adminKeyHashes,
-        rt.state.snapshot.client.enforce_auth_on_inference,
+        snap.adminKeyHashes,
+        snap.client.enforce_auth_on_inference,
+        (h) => snap.governance.virtualKeysByHash.get(h),
+        rt.now(),
       );
     }
   });
@@ -89,9 +118,17 @@ export function buildApp(rt: Runtime): App {
   });
 
   registerHealthRoutes(app, rt, () => draining);
+  registerMetricsRoute(app, rt);
   registerConfigRoutes(app, rt);
   registerProviderRoutes(app, rt);
   registerLogRoutes(app, rt);
+  registerQuotaRoute(app, rt);
+  registerVirtualKeyRoutes(app, rt);
+  registerTeamRoutes(app, rt);
+  registerCustomerRoutes(app, rt);
+  registerPricingOverrideRoutes(app, rt);
+  registerRoutingRuleRoutes(app, rt);
+  registerRateLimitRoutes(app, rt);
   registerV1Routes(app, rt);
 
   return {

@@ -8,6 +8,7 @@ import { type EnvSettings, loadConfigFile } from './config/load.ts';
 import type { ConfigFile } from './config/schema.ts';
 import { buildAuthIndex } from './http/auth.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
+import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
 import { openState } from './state/index.ts';
@@ -93,6 +94,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       auth: buildAuthIndex(file.auth, env.adminApiKey),
       logStore,
       logWriter,
+      metrics: createMetrics(),
       random: Math.random,
       sleep: (ms) => sleep(ms),
       now: () => Date.now(),

@@ -5,6 +5,7 @@ import type { EnvSettings } from './config/load.ts';
 import type { ConfigFile } from './config/schema.ts';
 import type { AuthIndex } from './http/auth.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
+import type { Metrics } from './plugins/telemetry/metrics.ts';
 import type { ProviderAdapter } from './providers/types.ts';
 import type { State } from './state/index.ts';
 import type { LogStore } from './state/services/logs.ts';
@@ -19,6 +20,7 @@ export interface Runtime {
   auth: AuthIndex;
   logStore: LogStore;
   logWriter: LogWriter;
+  metrics: Metrics;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   now: () => number;

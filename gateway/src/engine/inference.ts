@@ -100,6 +100,9 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     error: f.error ?? null,
   };
   rt.logWriter.push(entry);
+  const labels = { provider: entry.provider ?? 'none', request_type: f.requestType };
+  rt.metrics.requests.inc({ ...labels, status: entry.status });
+  rt.metrics.duration.observe(labels, entry.latency_ms / 1000);
 }
 
 export function outcomeOfError(err: unknown): ExecOutcome | undefined {

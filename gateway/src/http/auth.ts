@@ -2,6 +2,8 @@
 // digests (the secret itself is never compared byte by byte), Basic passwords with timingSafeEqual.
 import { timingSafeEqual } from 'node:crypto';
 import type { AuthConfig } from '../config/schema.ts';
+import { isExpired } from '../governance/admission.ts';
+import type { VirtualKey } from '../governance/model.ts';
 import { sha256Hex } from '../state/ids.ts';
 import { GatewayError } from './errors.ts';
 
@@ -9,7 +11,11 @@ export type Principal =
   | { kind: 'admin'; name: string }
   | { kind: 'token'; name: string }
   | { kind: 'basic'; username: string }
+  | { kind: 'virtual_key'; vk: VirtualKey }
   | { kind: 'anonymous' };
+
+/** Finds a virtual key by the SHA-256 hex of its value (the snapshot's index). */
+export type VirtualKeyLookup = (hash: string) => VirtualKey | undefined;
 
 export const VIRTUAL_KEY_PREFIX = 'sk-vk-';
 /** Keys issued before 1.5.0 carried this prefix; still accepted. */
@@ -79,12 +85,15 @@ const RAW_PROVIDER_HEADERS = ['x-goog-api-key', 'x-gateway-azure-endpoint'];
 /**
  * Inference routes. A presented credential must be valid even when `enforce_auth_on_inference` is off
  * (that setting only lets requests without credentials through): raw provider keys always fail.
+ * A virtual key may come as `x-gateway-vk`, `x-api-key` or `Authorization: Bearer`; it is the principal.
  */
 export function authenticateInference(
   h: Headers,
   index: AuthIndex,
   storedHashes: ReadonlySet<string>,
   enforce: boolean,
+  lookupVk: VirtualKeyLookup,
+  nowMs: number,
 ): Principal {
   for (const name of RAW_PROVIDER_HEADERS) {
     if (header(h, name) !== undefined) throw rawKeyError(name);
@@ -92,27 +101,27 @@ export function authenticateInference(
   for (const name of Object.keys(h)) {
     if (name.startsWith('x-gateway-bedrock-')) throw rawKeyError(name);
   }
-  const vk = header(h, 'x-gateway-vk');
-  if (vk !== undefined) throw unknownVirtualKey();
+  let vkValue = header(h, 'x-gateway-vk');
   const apiKey = header(h, 'x-api-key');
   if (apiKey !== undefined) {
-    if (isVirtualKey(apiKey)) throw unknownVirtualKey();
-    throw rawKeyError('x-api-key');
+    if (!isVirtualKey(apiKey)) throw rawKeyError('x-api-key');
+    vkValue ??= apiKey;
   }
+  let viaAuthorization: Principal | undefined;
   const authz = header(h, 'authorization');
   if (authz) {
     if (/^bearer\s/i.test(authz)) {
       const secret = authz.slice(7).trim();
-      if (isVirtualKey(secret)) throw unknownVirtualKey();
-      const token = index.tokens.get(sha256Hex(secret));
-      if (token !== undefined) return { kind: 'token', name: token };
-      const admin = adminFor(index, storedHashes, secret);
-      if (admin) return admin;
-      throw rawKeyError('Authorization');
+      if (isVirtualKey(secret)) vkValue ??= secret;
+      else viaAuthorization = bearer(secret, index, storedHashes);
+    } else if (/^basic\s/i.test(authz)) {
+      viaAuthorization = basic(authz.slice(6).trim(), index);
+    } else {
+      throw new GatewayError('authentication_failed', 'unsupported Authorization scheme; use Bearer or Basic');
     }
-    if (/^basic\s/i.test(authz)) return basic(authz.slice(6).trim(), index);
-    throw new GatewayError('authentication_failed', 'unsupported Authorization scheme; use Bearer or Basic');
   }
+  if (vkValue !== undefined) return virtualKey(vkValue, lookupVk, nowMs);
+  if (viaAuthorization) return viaAuthorization;
   if (enforce) {
     throw new GatewayError(
       'authentication_failed',
@@ -120,6 +129,24 @@ export function authenticateInference(
     );
   }
   return { kind: 'anonymous' };
+}
+
+function bearer(secret: string, index: AuthIndex, storedHashes: ReadonlySet<string>): Principal {
+  const token = index.tokens.get(sha256Hex(secret));
+  if (token !== undefined) return { kind: 'token', name: token };
+  const admin = adminFor(index, storedHashes, secret);
+  if (admin) return admin;
+  throw rawKeyError('Authorization');
+}
+
+/** Resolves a virtual key value: unknown 401, inactive or expired 403. */
+export function virtualKey(value: string, lookupVk: VirtualKeyLookup, nowMs: number): Principal {
+  if (!isVirtualKey(value)) throw unknownVirtualKey();
+  const vk = lookupVk(sha256Hex(value));
+  if (!vk) throw unknownVirtualKey();
+  if (!vk.is_active) throw new GatewayError('permission_denied', `virtual key ${vk.name} is inactive`);
+  if (isExpired(vk, nowMs)) throw new GatewayError('permission_denied', `virtual key ${vk.name} has expired`);
+  return { kind: 'virtual_key', vk };
 }
 
 function basic(encoded: string, index: AuthIndex): Principal {

@@ -7,6 +7,8 @@ export const ChangeEvent = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('provider'), name: z.string() }),
   z.object({ kind: z.literal('client_config') }),
   z.object({ kind: z.literal('admin_keys') }),
+  // Virtual keys, teams, customers, budgets, pricing overrides, routing rules: small tables, reloaded together.
+  z.object({ kind: z.literal('governance') }),
 ]);
 export type ChangeEvent = z.infer<typeof ChangeEvent>;
 

@@ -7,8 +7,18 @@ import { migrate } from './db/migrate.ts';
 import { openDb } from './db/open.ts';
 import type { Db } from './db/types.ts';
 import { CHANGES_CHANNEL, type ChangeEvent, parseChangeEvent } from './events.ts';
+import { ChargeStore } from './governance/charges.ts';
+import { GovernanceCounters } from './governance/counters.ts';
+import { budgetUsageFn, rateCountsFn } from './governance/usage.ts';
 import type { ProviderCatalog } from './services/catalog.ts';
 import { ClientConfigService } from './services/client-config.ts';
+import { BudgetService } from './services/governance/budgets.ts';
+import { CustomerService } from './services/governance/customers.ts';
+import { PricingOverrideService } from './services/governance/pricing-overrides.ts';
+import { RateLimitService } from './services/governance/rate-limits.ts';
+import { RoutingRuleService } from './services/governance/routing-rules.ts';
+import { TeamService } from './services/governance/teams.ts';
+import { VirtualKeyService } from './services/governance/virtual-keys.ts';
 import { ProviderService } from './services/providers.ts';
 import { Snapshot, type SnapshotLogger } from './snapshot.ts';
 
@@ -26,6 +36,7 @@ export interface StateOptions {
   log: SnapshotLogger & { warn(obj: object, msg: string): void };
   /** Full reload period that heals missed change events. */
   fullReloadMs?: number;
+  now?: () => number;
 }
 
 export interface State {
@@ -35,6 +46,17 @@ export interface State {
   snapshot: Snapshot;
   providers: ProviderService;
   clientConfig: ClientConfigService;
+  virtualKeys: VirtualKeyService;
+  budgets: BudgetService;
+  teams: TeamService;
+  customers: CustomerService;
+  pricingOverrides: PricingOverrideService;
+  routingRules: RoutingRuleService;
+  rateLimits: RateLimitService;
+  /** Budget reservations and rate counters (atomic, shared across pods). */
+  counters: GovernanceCounters;
+  /** Durable budget charges in Postgres. */
+  charges: ChargeStore;
   close(): Promise<void>;
 }
 
@@ -70,15 +92,30 @@ export async function openState(opts: StateOptions): Promise<State> {
   const timer = setInterval(() => void reloadAll(), opts.fullReloadMs ?? 30_000);
   timer.unref();
 
+  const now = opts.now ?? Date.now;
+  const charges = new ChargeStore(db);
+  const counters = new GovernanceCounters(coord, charges);
+  const usage = budgetUsageFn(counters, now);
+  const catalog = opts.catalog;
   return {
     db,
     coord,
     box,
     snapshot,
-    providers: new ProviderService({ db, box, catalog: opts.catalog, publish }),
+    providers: new ProviderService({ db, box, catalog, publish }),
     clientConfig: new ClientConfigService(db, publish),
+    virtualKeys: new VirtualKeyService({ db, catalog, publish, usage }),
+    budgets: new BudgetService({ db, usage }),
+    teams: new TeamService({ db, publish, usage }),
+    customers: new CustomerService({ db, publish, usage }),
+    pricingOverrides: new PricingOverrideService({ db, catalog, publish }),
+    routingRules: new RoutingRuleService({ db, catalog, publish }),
+    rateLimits: new RateLimitService({ db, counts: rateCountsFn(counters, now) }),
+    counters,
+    charges,
     async close() {
       clearInterval(timer);
+      await charges.close().catch(() => undefined);
       await unsubscribe().catch(() => undefined);
       await coord.close();
       await db.close();

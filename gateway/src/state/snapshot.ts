@@ -3,12 +3,14 @@
 import type { ClientConfig } from '../config/schema.ts';
 import { ClientConfig as ClientConfigSchema } from '../config/schema.ts';
 import type { SecretBox } from '../crypto/secretbox.ts';
+import type { GovernanceModel } from '../governance/model.ts';
 import type { NetworkConfig, ProviderKey } from '../providers/types.ts';
 import { messageOf } from '../util/errors.ts';
 import type { Db } from './db/types.ts';
 import type { ChangeEvent } from './events.ts';
 import { readAdminKeyHashes } from './services/admin-keys.ts';
 import { readClientConfig } from './services/client-config.ts';
+import { loadGovernanceConsistent } from './services/governance/load.ts';
 import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
 import { toNetworkConfig } from './services/network.ts';
 import type { ProviderRow } from './services/providers.ts';
@@ -28,6 +30,14 @@ export interface SnapshotLogger {
 export class Snapshot {
   providers = new Map<string, ProviderEntry>();
   client: ClientConfig = ClientConfigSchema.parse({});
+  governance: GovernanceModel = {
+    virtualKeysByHash: new Map(),
+    virtualKeysById: new Map(),
+    teams: new Map(),
+    customers: new Map(),
+    routingRules: [],
+    pricingOverrides: [],
+  };
   /** Hashes of admin keys stored in the database (bootstrap and API-created). */
   adminKeyHashes = new Set<string>();
   /** Incremented on every change; lets caches keyed on the snapshot know they are stale. */
@@ -61,6 +71,7 @@ export class Snapshot {
     this.providers = next;
     this.client = await readClientConfig(this.db);
     this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
+    this.governance = await loadGovernanceConsistent(this.db);
     this.version++;
   }
 
@@ -74,6 +85,9 @@ export class Snapshot {
         break;
       case 'admin_keys':
         this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
+        break;
+      case 'governance':
+        this.governance = await loadGovernanceConsistent(this.db);
         break;
     }
     this.version++;

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { AuthConfig } from '../../src/config/schema.ts';
+import type { VirtualKey } from '../../src/governance/model.ts';
 import { authenticateAdmin, authenticateInference, buildAuthIndex } from '../../src/http/auth.ts';
 import { GatewayError } from '../../src/http/errors.ts';
+import { sha256Hex } from '../../src/state/ids.ts';
 
 const index = buildAuthIndex(
   AuthConfig.parse({
@@ -11,6 +13,8 @@ const index = buildAuthIndex(
   'admin-key-1234567890',
 );
 const none = new Set<string>();
+const NOW = Date.parse('2026-06-01T00:00:00Z');
+const noVk = () => undefined;
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 function fails(fn: () => unknown, message: RegExp): void {
@@ -27,14 +31,16 @@ function fails(fn: () => unknown, message: RegExp): void {
 
 describe('inference authentication', () => {
   it('accepts gateway tokens, the admin key and Basic users', () => {
-    expect(authenticateInference({ authorization: 'Bearer token-1234567890' }, index, none, true)).toEqual({
+    expect(authenticateInference({ authorization: 'Bearer token-1234567890' }, index, none, true, noVk, NOW)).toEqual({
       kind: 'token',
       name: 'ci',
     });
-    expect(authenticateInference({ authorization: 'Bearer admin-key-1234567890' }, index, none, true).kind).toBe(
-      'admin',
-    );
-    expect(authenticateInference({ authorization: basic('alice', 'wonderland-1') }, index, none, true)).toEqual({
+    expect(
+      authenticateInference({ authorization: 'Bearer admin-key-1234567890' }, index, none, true, noVk, NOW).kind,
+    ).toBe('admin');
+    expect(
+      authenticateInference({ authorization: basic('alice', 'wonderland-1') }, index, none, true, noVk, NOW),
+    ).toEqual({
       kind: 'basic',
       username: 'alice',
     });
@@ -43,30 +49,42 @@ describe('inference authentication', () => {
   it('fails raw provider keys in every header, even with enforcement off', () => {
     for (const enforce of [true, false]) {
       fails(
-        () => authenticateInference({ authorization: 'Bearer sk-proj-abc' }, index, none, enforce),
+        () => authenticateInference({ authorization: 'Bearer sk-proj-abc' }, index, none, enforce, noVk, NOW),
         /Raw provider keys/,
       );
-      fails(() => authenticateInference({ 'x-api-key': 'sk-ant-abc' }, index, none, enforce), /Raw provider keys/);
-      fails(() => authenticateInference({ 'x-goog-api-key': 'AIza' }, index, none, enforce), /x-goog-api-key/);
-      fails(() => authenticateInference({ 'x-gateway-bedrock-access-key': 'AKIA' }, index, none, enforce), /bedrock/);
-      fails(() => authenticateInference({ 'x-gateway-azure-endpoint': 'https://x' }, index, none, enforce), /azure/);
+      fails(
+        () => authenticateInference({ 'x-api-key': 'sk-ant-abc' }, index, none, enforce, noVk, NOW),
+        /Raw provider keys/,
+      );
+      fails(
+        () => authenticateInference({ 'x-goog-api-key': 'AIza' }, index, none, enforce, noVk, NOW),
+        /x-goog-api-key/,
+      );
+      fails(
+        () => authenticateInference({ 'x-gateway-bedrock-access-key': 'AKIA' }, index, none, enforce, noVk, NOW),
+        /bedrock/,
+      );
+      fails(
+        () => authenticateInference({ 'x-gateway-azure-endpoint': 'https://x' }, index, none, enforce, noVk, NOW),
+        /azure/,
+      );
     }
   });
 
   it('rejects wrong Basic passwords and unknown users alike', () => {
     fails(
-      () => authenticateInference({ authorization: basic('alice', 'nope') }, index, none, true),
+      () => authenticateInference({ authorization: basic('alice', 'nope') }, index, none, true, noVk, NOW),
       /invalid username/,
     );
     fails(
-      () => authenticateInference({ authorization: basic('bob', 'wonderland-1') }, index, none, true),
+      () => authenticateInference({ authorization: basic('bob', 'wonderland-1') }, index, none, true, noVk, NOW),
       /invalid username/,
     );
   });
 
   it('requires credentials only when enforcement is on', () => {
-    fails(() => authenticateInference({}, index, none, true), /missing credentials/);
-    expect(authenticateInference({}, index, none, false)).toEqual({ kind: 'anonymous' });
+    fails(() => authenticateInference({}, index, none, true, noVk, NOW), /missing credentials/);
+    expect(authenticateInference({}, index, none, false, noVk, NOW)).toEqual({ kind: 'anonymous' });
   });
 });
 
@@ -77,5 +95,65 @@ describe('management authentication', () => {
     fails(() => authenticateAdmin({ authorization: 'Bearer token-1234567890' }, index, stored), /invalid admin/);
     fails(() => authenticateAdmin({ 'x-api-key': 'admin-key-1234567890' }, index, none), /x-api-key/);
     fails(() => authenticateAdmin({ authorization: 'Bearer sk-vk-abc' }, index, none), /virtual keys/);
+  });
+});
+
+describe('virtual keys on inference', () => {
+  const vk = (over: Partial<VirtualKey> = {}): VirtualKey => ({
+    id: 'vk1',
+    name: 'tenant-a',
+    is_active: true,
+    expires_at_ms: null,
+    calendar_aligned: false,
+    rate_limit: null,
+    allowed_extra_headers: [],
+    mcp_configs: [],
+    team_id: null,
+    customer_id: null,
+    provider_configs: [],
+    budgets: [],
+    ...over,
+  });
+  const value = 'sk-vk-tenant-a-0123456789abcdef';
+  const lookup = (key: VirtualKey) => (h: string) => (h === sha256Hex(value) ? key : undefined);
+
+  it('accepts the key as Bearer, x-api-key or x-gateway-vk', () => {
+    for (const headers of [{ authorization: `Bearer ${value}` }, { 'x-api-key': value }, { 'x-gateway-vk': value }]) {
+      const p = authenticateInference(headers, index, none, true, lookup(vk()), NOW);
+      expect(p).toMatchObject({ kind: 'virtual_key', vk: { id: 'vk1' } });
+    }
+  });
+
+  it('rejects unknown keys with 401 and inactive or expired keys with 403', () => {
+    fails(
+      () => authenticateInference({ 'x-gateway-vk': 'sk-vk-nope-000000' }, index, none, true, lookup(vk()), NOW),
+      /unknown virtual key/,
+    );
+    const denied = (key: VirtualKey) => {
+      try {
+        authenticateInference({ 'x-gateway-vk': value }, index, none, true, lookup(key), NOW);
+      } catch (err) {
+        return (err as GatewayError).status;
+      }
+      return 200;
+    };
+    expect(denied(vk({ is_active: false }))).toBe(403);
+    expect(denied(vk({ expires_at_ms: NOW - 1 }))).toBe(403);
+    expect(denied(vk({ expires_at_ms: NOW + 60_000 }))).toBe(200);
+  });
+
+  it('still fails a raw provider key sent beside a virtual key', () => {
+    fails(
+      () =>
+        authenticateInference(
+          { 'x-gateway-vk': value, authorization: 'Bearer sk-proj-raw' },
+          index,
+          none,
+          true,
+          lookup(vk()),
+          NOW,
+        ),
+      /Raw provider keys/,
+    );
   });
 });

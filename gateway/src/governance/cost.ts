@@ -1,0 +1,237 @@
+// Money for a request, in integer nano-USD (1e-9 USD) so sums are exact: the cost of a finished request
+// from its usage, and the reservation held at admission before the upstream call.
+//
+// Arithmetic: each per-token price is resolved to an integer count of 1e-15 USD (a millionth of a nano;
+// table prices have at most a few significant digits, so this is exact for them), multiplied by token
+// counts in BigInt and rounded up to the next whole nano. Rounding up means a non-zero usage at a
+// non-zero price never costs 0.
+
+import type { Usage } from '../schemas/chat.ts';
+import type { ModelPrice } from './model.ts';
+
+/**
+ * Token counts of a finished request, in the unified usage's terms: `prompt_tokens` INCLUDES the cached
+ * reads and the cache writes (prompt_tokens_details.cached_tokens / cache_creation_tokens).
+ */
+export interface UsageTokens {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_read_tokens?: number | undefined;
+  cache_write_tokens?: number | undefined;
+}
+
+/** Output allowance when neither the request nor the price says how long the answer may be. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+/** Tokens reserved per image part (see estimateInputTokens). */
+export const DEFAULT_IMAGE_TOKENS = 4000;
+
+const FEMTO_PER_USD = 1e15;
+const FEMTO_PER_NANO = 1_000_000n;
+
+/**
+ * Cost of a request. Cached reads are billed at `cache_read` and cache writes at `cache_write` (each
+ * falling back to `input` when the price has no such rate), and only the remaining prompt tokens at
+ * `input`: cached tokens are never billed twice. If the cached counts exceed prompt_tokens (a provider
+ * reporting them outside the prompt), no prompt token is billed at `input` and the cached ones still are.
+ */
+export function costNano(price: ModelPrice, usage: UsageTokens): number {
+  const prompt = tokens(usage.prompt_tokens);
+  const cachedRead = tokens(usage.cached_read_tokens);
+  const cacheWrite = tokens(usage.cache_write_tokens);
+  const uncached = prompt - cachedRead - cacheWrite;
+  const femto =
+    (uncached > 0n ? uncached : 0n) * femtoPerToken(price.input) +
+    cachedRead * femtoPerToken(price.cache_read ?? price.input) +
+    cacheWrite * femtoPerToken(price.cache_write ?? price.input) +
+    tokens(usage.completion_tokens) * femtoPerToken(price.output);
+  return toNano(femto);
+}
+
+/** UsageTokens from the unified (OpenAI-shaped) usage block. */
+export function usageTokens(usage: Usage): UsageTokens {
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_read_tokens: usage.prompt_tokens_details?.cached_tokens,
+    cache_write_tokens: usage.prompt_tokens_details?.cache_creation_tokens,
+  };
+}
+
+/**
+ * The most a request can cost: every input token at the dearer of `input` and `cache_write` (a request
+ * may write its whole prompt to the cache), plus `maxOutputTokens` at `output`. Held at admission.
+ */
+export function reservationNano(price: ModelPrice, req: { inputTokens: number; maxOutputTokens: number }): number {
+  const inputFemto = bigMax(femtoPerToken(price.input), femtoPerToken(price.cache_write ?? price.input));
+  const femto = tokens(req.inputTokens) * inputFemto + tokens(req.maxOutputTokens) * femtoPerToken(price.output);
+  return toNano(femto);
+}
+
+/**
+ * How many output tokens a request may produce: `max_completion_tokens` ?? `max_tokens` ??
+ * `max_output_tokens` (Responses API) from the body, else the model's `max_output_tokens`, else
+ * DEFAULT_MAX_OUTPUT_TOKENS; times `n` when the request asks for several choices.
+ */
+export function requestMaxOutputTokens(body: unknown, price: ModelPrice | undefined): number {
+  const b = isRecord(body) ? body : {};
+  const perChoice =
+    positiveInt(b['max_completion_tokens']) ??
+    positiveInt(b['max_tokens']) ??
+    positiveInt(b['max_output_tokens']) ??
+    positiveInt(price?.max_output_tokens) ??
+    DEFAULT_MAX_OUTPUT_TOKENS;
+  return perChoice * (positiveInt(b['n']) ?? 1);
+}
+
+/**
+ * A cheap over-estimate of a request's input tokens, from the request body as parsed JSON:
+ * - text: every string, object key, number and the JSON punctuation counted as serialized characters;
+ *   ASCII characters at 3 per token (real tokenizers average about 4 for English, 3 for code), any other
+ *   code point at 1.5 tokens (CJK text runs at 1 to 1.5 tokens per character);
+ * - images: a fixed DEFAULT_IMAGE_TOKENS per image part, whatever its size, instead of counting its base64
+ *   data or URL (which would over-estimate by orders of magnitude). 4000 covers a full-size image on the
+ *   current OpenAI, Anthropic and Gemini models except gpt-4o-mini, whose image tokens are priced as up
+ *   to ~37k tokens; callers can pass `imageTokens`. Image parts are `image_url`/`input_image`/`image`
+ *   typed parts, Gemini `inline_data`/`file_data` with an image MIME type, Bedrock `image` blocks and
+ *   `data:image/...` strings. Other binary data (audio, PDF files) is counted as text, an over-estimate.
+ * Tool definitions, system prompts and message framing are part of the body and so are counted.
+ * Never throws; what JSON cannot hold (functions, symbols, repeated visits of a cycle) is skipped.
+ */
+export function estimateInputTokens(body: unknown, opts: { imageTokens?: number } = {}): number {
+  const tally: Tally = { ascii: 0, other: 0, images: 0 };
+  walk(body, tally);
+  const textTokens = Math.ceil((2 * tally.ascii + 9 * tally.other) / 6);
+  return textTokens + tally.images * (opts.imageTokens ?? DEFAULT_IMAGE_TOKENS);
+}
+
+interface Tally {
+  ascii: number;
+  other: number;
+  images: number;
+}
+
+const IMAGE_PART_TYPES = new Set(['image_url', 'input_image', 'image']);
+
+/** A value still to count, or the marker that leaves an object (so it stops being an ancestor). */
+type Frame = { value: unknown } | { leave: object };
+
+/**
+ * Counts a value iteratively (no recursion limit, so nothing deep escapes the count). Objects on the
+ * current path are tracked so a cycle stops while a subtree shared by two parents counts twice, as it
+ * would when serialized.
+ */
+function walk(root: unknown, tally: Tally): void {
+  const ancestors = new Set<object>();
+  const stack: Frame[] = [{ value: root }];
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    if ('leave' in frame) {
+      ancestors.delete(frame.leave);
+      continue;
+    }
+    const value = frame.value;
+    switch (typeof value) {
+      case 'string':
+        if (value.startsWith('data:image/')) tally.images++;
+        else countText(value, tally);
+        tally.ascii += 2;
+        continue;
+      case 'number':
+      case 'bigint':
+      case 'boolean':
+        tally.ascii += String(value).length;
+        continue;
+      case 'object':
+        break;
+      default:
+        continue;
+    }
+    if (value === null) {
+      tally.ascii += 4;
+      continue;
+    }
+    if (ancestors.has(value)) continue;
+    ancestors.add(value);
+    stack.push({ leave: value });
+    if (Array.isArray(value)) {
+      tally.ascii += 2 + value.length;
+      for (const item of value) stack.push({ value: item });
+    } else if (isRecord(value)) {
+      if (isImagePart(value)) {
+        tally.images++;
+        continue;
+      }
+      tally.ascii += 2;
+      for (const [key, child] of Object.entries(value)) {
+        countText(key, tally);
+        tally.ascii += 4;
+        if (isImageField(key, child)) tally.images++;
+        else stack.push({ value: child });
+      }
+    }
+  }
+}
+
+/** A content part that is an image as a whole: OpenAI chat/Responses and Anthropic image parts. */
+function isImagePart(part: Record<string, unknown>): boolean {
+  const type = part['type'];
+  return typeof type === 'string' && IMAGE_PART_TYPES.has(type);
+}
+
+/** A field holding image data: `image_url: {...}`, Gemini inline/file data of an image, Bedrock `image`. */
+function isImageField(key: string, value: unknown): boolean {
+  if (key === 'image_url') return true;
+  if (!isRecord(value)) return false;
+  if (key === 'image') return 'source' in value || 'format' in value;
+  if (key === 'inline_data' || key === 'inlineData' || key === 'file_data' || key === 'fileData') {
+    const mime = value['mime_type'] ?? value['mimeType'];
+    return typeof mime === 'string' && mime.startsWith('image/');
+  }
+  return false;
+}
+
+/** ASCII characters and other code points (a surrogate pair is one code point), without allocating. */
+function countText(s: string, tally: Tally): void {
+  let other = 0;
+  let surrogatePairs = 0;
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (code < 0x80) continue;
+    other++;
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < s.length) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        surrogatePairs++;
+        i++;
+      }
+    }
+  }
+  tally.other += other;
+  tally.ascii += s.length - other - surrogatePairs;
+}
+
+/** Non-negative whole tokens; fractions round up, garbage counts as 0. */
+function tokens(n: number | undefined): bigint {
+  return n !== undefined && Number.isFinite(n) && n > 0 ? BigInt(Math.ceil(n)) : 0n;
+}
+
+/** A per-token USD price as integer 1e-15 USD; negative or non-finite prices count as 0. */
+function femtoPerToken(usd: number): bigint {
+  return Number.isFinite(usd) && usd > 0 ? BigInt(Math.round(usd * FEMTO_PER_USD)) : 0n;
+}
+
+function toNano(femto: bigint): number {
+  return Number((femto + FEMTO_PER_NANO - 1n) / FEMTO_PER_NANO);
+}
+
+function bigMax(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
+function positiveInt(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 1 ? Math.floor(v) : undefined;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,44 @@
+// Prometheus metrics (prom-client), one registry per Runtime (no globals), served at GET /metrics.
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'provider' | 'request_type' | 'status'>;
+  duration: Histogram<'provider' | 'request_type'>;
+  /** Requests whose model has no price: cost cannot be charged (visible, never a silent zero). */
+  unpriced: Counter<'provider' | 'model'>;
+  denials: Counter<'reason'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'gateway_requests_total',
+      help: 'Inference requests by provider, request type and outcome',
+      labelNames: ['provider', 'request_type', 'status'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'gateway_request_duration_seconds',
+      help: 'Inference request duration, including upstream time',
+      labelNames: ['provider', 'request_type'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [registry],
+    }),
+    unpriced: new Counter({
+      name: 'gateway_unpriced_requests_total',
+      help: 'Requests served by a model without a price (no cost charged)',
+      labelNames: ['provider', 'model'],
+      registers: [registry],
+    }),
+    denials: new Counter({
+      name: 'gateway_governance_denials_total',
+      help: 'Requests refused by governance, by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+  };
+}

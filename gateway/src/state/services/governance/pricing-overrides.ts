@@ -1,0 +1,297 @@
+// Pricing overrides: USD-per-token prices that replace the catalog's for a model, globally or for one provider,
+// provider key or virtual key. validate -> check the scope exists -> write in a transaction -> publish.
+import { z } from 'zod';
+import { WILDCARD } from '../../../config/allow-list.ts';
+import { formatIssues } from '../../../config/issues.ts';
+import type { PricingOverride } from '../../../governance/model.ts';
+import { DbError } from '../../db/errors.ts';
+import type { Db, Queryable } from '../../db/types.ts';
+import { StateError } from '../../errors.ts';
+import type { ChangeEvent } from '../../events.ts';
+import { newId } from '../../ids.ts';
+import type { ProviderCatalog } from '../catalog.ts';
+import { iso } from '../key-record.ts';
+
+/** USD per token; the dearest models today cost well under a cent per token. */
+const Cost = z.number().min(0).max(1000);
+
+export const PricingScope = z.enum(['global', 'provider', 'provider_key', 'virtual_key']);
+
+export const PricingOverrideInput = z
+  .strictObject({
+    id: z.string().min(1).max(128).optional(),
+    scope: PricingScope,
+    scope_id: z.string().min(1).max(256).nullish(),
+    provider: z.string().min(1).max(64),
+    model: z.string().trim().min(1).max(256),
+    input_cost_per_token: Cost,
+    output_cost_per_token: Cost,
+    cache_read_cost_per_token: Cost.nullish(),
+    cache_write_cost_per_token: Cost.nullish(),
+  })
+  .superRefine((o, ctx) => {
+    if (o.scope === 'global' && o.scope_id != null) {
+      ctx.addIssue({ code: 'custom', path: ['scope_id'], message: 'must be omitted when scope is global' });
+    }
+    if (o.scope !== 'global' && o.scope_id == null) {
+      ctx.addIssue({ code: 'custom', path: ['scope_id'], message: `required when scope is ${o.scope}` });
+    }
+  });
+export type PricingOverrideInput = z.infer<typeof PricingOverrideInput>;
+
+const READ_ONLY_FIELDS = new Set(['created_at', 'updated_at']);
+
+interface OverrideRow {
+  id: string;
+  scope: PricingOverride['scope'];
+  scope_id: string | null;
+  provider: string;
+  model: string;
+  input_cost_per_token: string;
+  output_cost_per_token: string;
+  cache_read_cost_per_token: string | null;
+  cache_write_cost_per_token: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface PricingOverrideServiceDeps {
+  db: Db;
+  catalog: ProviderCatalog;
+  publish: (event: ChangeEvent) => Promise<void>;
+}
+
+export class PricingOverrideService {
+  private readonly deps: PricingOverrideServiceDeps;
+  constructor(deps: PricingOverrideServiceDeps) {
+    this.deps = deps;
+  }
+
+  async list(): Promise<Record<string, unknown>[]> {
+    const { rows } = await this.deps.db.query<OverrideRow & Record<string, unknown>>(
+      'SELECT * FROM pricing_overrides ORDER BY provider, model, scope, scope_id NULLS FIRST, id',
+    );
+    return rows.map(overrideView);
+  }
+
+  async get(id: string): Promise<Record<string, unknown>> {
+    return overrideView(await this.row(this.deps.db, id));
+  }
+
+  async create(body: unknown): Promise<Record<string, unknown>> {
+    const input = this.parse(body);
+    const id = input.id ?? newId();
+    await this.deps.db.transaction(async (tx) => {
+      const taken = await tx.query('SELECT 1 FROM pricing_overrides WHERE id = $1', [id]);
+      if (taken.rowCount > 0) throw new StateError('conflict', `a pricing override with id ${id} already exists`, 'id');
+      await this.check(tx, input, id);
+      await guardUnique(() =>
+        tx.query(
+          `INSERT INTO pricing_overrides (id, scope, scope_id, provider, model, input_cost_per_token,
+             output_cost_per_token, cache_read_cost_per_token, cache_write_cost_per_token)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [id, ...columns(input)],
+        ),
+      );
+    });
+    await this.deps.publish({ kind: 'governance' });
+    return this.get(id);
+  }
+
+  /** PUT: replaces every field. */
+  async update(id: string, body: unknown): Promise<Record<string, unknown>> {
+    const input = this.parse(body);
+    if (input.id !== undefined && input.id !== id) {
+      throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
+    }
+    await this.deps.db.transaction(async (tx) => {
+      await this.row(tx, id, true);
+      await this.check(tx, input, id);
+      await this.write(tx, id, input);
+    });
+    await this.deps.publish({ kind: 'governance' });
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      await this.row(tx, id, true);
+      await tx.query('DELETE FROM pricing_overrides WHERE id = $1', [id]);
+    });
+    await this.deps.publish({ kind: 'governance' });
+  }
+
+  /** config.json at start: creates the override or replaces the prices of the one with the same scope and model. */
+  async applyConfig(body: unknown): Promise<string> {
+    const input = this.parse(body);
+    const id = await this.deps.db.transaction(async (tx) => {
+      const same = await this.sameTarget(tx, input);
+      const target = same ?? input.id ?? newId();
+      await this.check(tx, input, target);
+      if (same) await this.write(tx, same, input);
+      else {
+        await tx.query(
+          `INSERT INTO pricing_overrides (id, scope, scope_id, provider, model, input_cost_per_token,
+             output_cost_per_token, cache_read_cost_per_token, cache_write_cost_per_token)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [target, ...columns(input)],
+        );
+      }
+      return target;
+    });
+    await this.deps.publish({ kind: 'governance' });
+    return id;
+  }
+
+  private parse(body: unknown): PricingOverrideInput {
+    const cleaned =
+      body && typeof body === 'object' && !Array.isArray(body)
+        ? Object.fromEntries(Object.entries(body).filter(([k]) => !READ_ONLY_FIELDS.has(k)))
+        : (body ?? {});
+    const r = PricingOverrideInput.safeParse(cleaned);
+    if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+    return r.data;
+  }
+
+  /** The provider is one we implement; the scope's row exists and agrees with `provider`; no duplicate. */
+  private async check(tx: Queryable, input: PricingOverrideInput, id: string): Promise<void> {
+    const { catalog } = this.deps;
+    // `*` prices a model (or, with model `*`, everything) across providers; scoped to one provider it means nothing.
+    const anyProvider = input.provider === WILDCARD && (input.scope === 'global' || input.scope === 'virtual_key');
+    if (!anyProvider && !catalog.has(input.provider)) {
+      const known = catalog.names().join(', ');
+      const hint = input.scope === 'global' || input.scope === 'virtual_key' ? ' or *' : '';
+      throw new StateError(
+        'invalid',
+        `provider: unknown provider "${input.provider}"; supported: ${known}${hint}`,
+        'provider',
+      );
+    }
+    const sid = input.scope_id ?? '';
+    if (input.scope === 'provider') {
+      const r = await tx.query('SELECT 1 FROM providers WHERE name = $1', [sid]);
+      if (r.rowCount === 0) throw new StateError('invalid', `scope_id: provider ${sid} is not configured`, 'scope_id');
+      if (sid !== input.provider) {
+        throw new StateError('invalid', `provider: must be ${sid}, the provider the override is scoped to`, 'provider');
+      }
+    } else if (input.scope === 'provider_key') {
+      const r = await tx.query<{ provider: string }>('SELECT provider FROM provider_keys WHERE id = $1', [sid]);
+      const key = r.rows[0];
+      if (!key) throw new StateError('invalid', `scope_id: there is no provider key with id ${sid}`, 'scope_id');
+      if (key.provider !== input.provider) {
+        throw new StateError(
+          'invalid',
+          `provider: key ${sid} belongs to ${key.provider}, not ${input.provider}`,
+          'provider',
+        );
+      }
+    } else if (input.scope === 'virtual_key') {
+      const r = await tx.query('SELECT 1 FROM virtual_keys WHERE id = $1', [sid]);
+      if (r.rowCount === 0)
+        throw new StateError('invalid', `scope_id: there is no virtual key with id ${sid}`, 'scope_id');
+    }
+    const same = await this.sameTarget(tx, input);
+    if (same !== undefined && same !== id) {
+      throw new StateError(
+        'conflict',
+        `a pricing override for ${input.provider}/${input.model} with scope ${describeScope(input)} already exists (${same})`,
+      );
+    }
+  }
+
+  private async sameTarget(q: Queryable, input: PricingOverrideInput): Promise<string | undefined> {
+    const { rows } = await q.query<{ id: string }>(
+      `SELECT id FROM pricing_overrides
+       WHERE scope = $1 AND scope_id IS NOT DISTINCT FROM $2 AND lower(provider) = lower($3::text)
+         AND lower(model) = lower($4::text)`,
+      [input.scope, input.scope_id ?? null, input.provider, input.model],
+    );
+    return rows[0]?.id;
+  }
+
+  private async write(tx: Queryable, id: string, input: PricingOverrideInput): Promise<void> {
+    await guardUnique(() =>
+      tx.query(
+        `UPDATE pricing_overrides SET scope = $2, scope_id = $3, provider = $4, model = $5,
+           input_cost_per_token = $6, output_cost_per_token = $7, cache_read_cost_per_token = $8,
+           cache_write_cost_per_token = $9, updated_at = now()
+         WHERE id = $1`,
+        [id, ...columns(input)],
+      ),
+    );
+  }
+
+  private async row(q: Queryable, id: string, lock = false): Promise<OverrideRow> {
+    const { rows } = await q.query<OverrideRow & Record<string, unknown>>(
+      `SELECT * FROM pricing_overrides WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) throw new StateError('not_found', `pricing override ${id} not found`, 'id');
+    return row;
+  }
+}
+
+/** The overrides of the snapshot's read model. */
+export async function readPricingOverrides(q: Queryable): Promise<PricingOverride[]> {
+  const { rows } = await q.query<OverrideRow & Record<string, unknown>>('SELECT * FROM pricing_overrides ORDER BY id');
+  return rows.map((r) => ({
+    id: r.id,
+    scope: r.scope,
+    scope_id: r.scope_id,
+    provider: r.provider,
+    model: r.model,
+    price: {
+      input: Number(r.input_cost_per_token),
+      output: Number(r.output_cost_per_token),
+      ...(r.cache_read_cost_per_token !== null ? { cache_read: Number(r.cache_read_cost_per_token) } : {}),
+      ...(r.cache_write_cost_per_token !== null ? { cache_write: Number(r.cache_write_cost_per_token) } : {}),
+    },
+  }));
+}
+
+/** Query parameters $2..$9; prices go to Postgres as decimal strings so `numeric` keeps them exactly. */
+function columns(o: PricingOverrideInput): unknown[] {
+  return [
+    o.scope,
+    o.scope === 'global' ? null : (o.scope_id ?? null),
+    o.provider,
+    o.model,
+    String(o.input_cost_per_token),
+    String(o.output_cost_per_token),
+    o.cache_read_cost_per_token == null ? null : String(o.cache_read_cost_per_token),
+    o.cache_write_cost_per_token == null ? null : String(o.cache_write_cost_per_token),
+  ];
+}
+
+function describeScope(o: PricingOverrideInput): string {
+  return o.scope === 'global' ? 'global' : `${o.scope} ${o.scope_id}`;
+}
+
+function overrideView(r: OverrideRow): Record<string, unknown> {
+  const num = (v: string | null) => (v === null ? null : Number(v));
+  return {
+    id: r.id,
+    scope: r.scope,
+    scope_id: r.scope_id,
+    provider: r.provider,
+    model: r.model,
+    input_cost_per_token: Number(r.input_cost_per_token),
+    output_cost_per_token: Number(r.output_cost_per_token),
+    cache_read_cost_per_token: num(r.cache_read_cost_per_token),
+    cache_write_cost_per_token: num(r.cache_write_cost_per_token),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+async function guardUnique<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof DbError && err.code === 'unique_violation') {
+      throw new StateError('conflict', 'a pricing override for this scope, provider and model already exists');
+    }
+    throw err;
+  }
+}

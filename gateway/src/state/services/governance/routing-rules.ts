@@ -1,0 +1,294 @@
+// Routing rules: a CEL condition over the request sends matching requests to weighted targets, with
+// fallbacks. validate (the condition is compiled on write) -> check scope -> write in a transaction -> publish.
+import { z } from 'zod';
+import { formatIssues } from '../../../config/issues.ts';
+import type { RoutingRule } from '../../../governance/model.ts';
+import { compileCondition } from '../../../governance/routing-rules.ts';
+import { DbError } from '../../db/errors.ts';
+import type { Db, Queryable } from '../../db/types.ts';
+import { StateError } from '../../errors.ts';
+import type { ChangeEvent } from '../../events.ts';
+import { newId } from '../../ids.ts';
+import type { ProviderCatalog } from '../catalog.ts';
+import { iso } from '../key-record.ts';
+
+export const MAX_TARGETS = 20;
+export const MAX_FALLBACKS = 10;
+const INT32_MAX = 2_147_483_647;
+
+const Target = z.strictObject({
+  provider: z.string().min(1).max(64),
+  model: z.string().trim().min(1).max(256),
+  weight: z.number().positive().max(1_000_000).default(1),
+});
+
+export const RoutingRuleInput = z
+  .strictObject({
+    id: z.string().min(1).max(128).optional(),
+    name: z.string().trim().min(1).max(128),
+    description: z.string().max(4096).default(''),
+    enabled: z.boolean().default(true),
+    condition: z.string().trim().min(1).max(4096),
+    targets: z.array(Target).min(1).max(MAX_TARGETS),
+    fallbacks: z
+      .array(z.string().regex(/^[^/\s]+\/\S+$/, 'expected "<provider>/<model>"'))
+      .max(MAX_FALLBACKS)
+      .default([]),
+    scope: z.enum(['global', 'team', 'customer', 'virtual_key']).default('global'),
+    scope_id: z.string().min(1).max(128).nullish(),
+    priority: z.int().min(-INT32_MAX).max(INT32_MAX).default(0),
+  })
+  .superRefine((r, ctx) => {
+    if (r.scope === 'global' && r.scope_id != null) {
+      ctx.addIssue({ code: 'custom', path: ['scope_id'], message: 'must be omitted when scope is global' });
+    }
+    if (r.scope !== 'global' && r.scope_id == null) {
+      ctx.addIssue({ code: 'custom', path: ['scope_id'], message: `required when scope is ${r.scope}` });
+    }
+    const seen = new Set<string>();
+    for (const [i, t] of r.targets.entries()) {
+      const key = `${t.provider}/${t.model}`;
+      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['targets', i], message: `duplicate target ${key}` });
+      seen.add(key);
+    }
+  });
+export type RoutingRuleInput = z.infer<typeof RoutingRuleInput>;
+
+const READ_ONLY_FIELDS = new Set(['created_at', 'updated_at']);
+
+/** The table a scope's id must exist in (fixed strings, never input). */
+const SCOPE_TABLE = { team: 'teams', customer: 'customers', virtual_key: 'virtual_keys' } as const;
+
+interface RuleRow {
+  id: string;
+  name: string;
+  description: string;
+  enabled: boolean;
+  condition: string;
+  targets: RoutingRule['targets'];
+  fallbacks: string[];
+  scope: RoutingRule['scope'];
+  scope_id: string | null;
+  priority: number;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface RoutingRuleServiceDeps {
+  db: Db;
+  catalog: ProviderCatalog;
+  publish: (event: ChangeEvent) => Promise<void>;
+}
+
+export class RoutingRuleService {
+  private readonly deps: RoutingRuleServiceDeps;
+  constructor(deps: RoutingRuleServiceDeps) {
+    this.deps = deps;
+  }
+
+  /** Highest priority first, as they are evaluated. */
+  async list(): Promise<Record<string, unknown>[]> {
+    const { rows } = await this.deps.db.query<RuleRow & Record<string, unknown>>(
+      'SELECT * FROM routing_rules ORDER BY priority DESC, name',
+    );
+    return rows.map(ruleView);
+  }
+
+  async get(id: string): Promise<Record<string, unknown>> {
+    return ruleView(await this.row(this.deps.db, id));
+  }
+
+  async create(body: unknown): Promise<Record<string, unknown>> {
+    const input = this.parse(body);
+    const id = input.id ?? newId();
+    await this.deps.db.transaction(async (tx) => {
+      const clash = await tx.query<{ name: string }>('SELECT name FROM routing_rules WHERE id = $1 OR name = $2', [
+        id,
+        input.name,
+      ]);
+      if (clash.rowCount > 0) {
+        const what = clash.rows.some((r) => r.name === input.name) ? `named ${input.name}` : `with id ${id}`;
+        throw new StateError('conflict', `a routing rule ${what} already exists`, 'name');
+      }
+      await this.checkScope(tx, input);
+      await guardUnique(() =>
+        tx.query(
+          `INSERT INTO routing_rules (id, name, description, enabled, condition, targets, fallbacks, scope, scope_id,
+             priority) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [id, ...columns(input)],
+        ),
+      );
+    });
+    await this.deps.publish({ kind: 'governance' });
+    return this.get(id);
+  }
+
+  /** PUT: replaces every field. */
+  async update(id: string, body: unknown): Promise<Record<string, unknown>> {
+    const input = this.parse(body);
+    if (input.id !== undefined && input.id !== id) {
+      throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
+    }
+    await this.deps.db.transaction(async (tx) => {
+      await this.row(tx, id, true);
+      await this.checkScope(tx, input);
+      await this.write(tx, id, input);
+    });
+    await this.deps.publish({ kind: 'governance' });
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      await this.row(tx, id, true);
+      await tx.query('DELETE FROM routing_rules WHERE id = $1', [id]);
+    });
+    await this.deps.publish({ kind: 'governance' });
+  }
+
+  /** config.json at start: creates the named rule or replaces it with the file's content. Returns its id. */
+  async applyConfig(body: unknown): Promise<string> {
+    const input = this.parse(body);
+    const id = await this.deps.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ id: string }>('SELECT id FROM routing_rules WHERE name = $1 FOR UPDATE', [
+        input.name,
+      ]);
+      await this.checkScope(tx, input);
+      const existing = rows[0]?.id;
+      if (existing) {
+        await this.write(tx, existing, input);
+        return existing;
+      }
+      const created = input.id ?? newId();
+      await tx.query(
+        `INSERT INTO routing_rules (id, name, description, enabled, condition, targets, fallbacks, scope, scope_id,
+           priority) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [created, ...columns(input)],
+      );
+      return created;
+    });
+    await this.deps.publish({ kind: 'governance' });
+    return id;
+  }
+
+  /** Shape, then the CEL condition, then providers against the catalog: all without I/O. */
+  private parse(body: unknown): RoutingRuleInput {
+    const cleaned =
+      body && typeof body === 'object' && !Array.isArray(body)
+        ? Object.fromEntries(Object.entries(body).filter(([k]) => !READ_ONLY_FIELDS.has(k)))
+        : (body ?? {});
+    const r = RoutingRuleInput.safeParse(cleaned);
+    if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+    const input = r.data;
+    const compiled = compileCondition(input.condition);
+    if (!compiled.ok) {
+      const message = compiled.error.startsWith('condition:') ? compiled.error : `condition: ${compiled.error}`;
+      throw new StateError('invalid', message, 'condition');
+    }
+    for (const [i, t] of input.targets.entries()) this.checkProvider(t.provider, `targets[${i}].provider`);
+    for (const [i, f] of input.fallbacks.entries()) this.checkProvider(f.split('/')[0] ?? '', `fallbacks[${i}]`);
+    return input;
+  }
+
+  private checkProvider(name: string, param: string): void {
+    const { catalog } = this.deps;
+    if (!catalog.has(name)) {
+      throw new StateError(
+        'invalid',
+        `${param}: unknown provider "${name}"; supported: ${catalog.names().join(', ')}`,
+        param,
+      );
+    }
+  }
+
+  private async checkScope(tx: Queryable, input: RoutingRuleInput): Promise<void> {
+    if (input.scope === 'global') return;
+    const table = SCOPE_TABLE[input.scope];
+    const { rowCount } = await tx.query(`SELECT 1 FROM ${table} WHERE id = $1`, [input.scope_id]);
+    if (rowCount === 0) {
+      const what = input.scope.replace('_', ' ');
+      throw new StateError('invalid', `scope_id: there is no ${what} with id ${input.scope_id}`, 'scope_id');
+    }
+  }
+
+  private async write(tx: Queryable, id: string, input: RoutingRuleInput): Promise<void> {
+    await guardUnique(() =>
+      tx.query(
+        `UPDATE routing_rules SET name = $2, description = $3, enabled = $4, condition = $5, targets = $6,
+           fallbacks = $7, scope = $8, scope_id = $9, priority = $10, updated_at = now()
+         WHERE id = $1`,
+        [id, ...columns(input)],
+      ),
+    );
+  }
+
+  private async row(q: Queryable, id: string, lock = false): Promise<RuleRow> {
+    const { rows } = await q.query<RuleRow & Record<string, unknown>>(
+      `SELECT * FROM routing_rules WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) throw new StateError('not_found', `routing rule ${id} not found`, 'id');
+    return row;
+  }
+}
+
+/** Enabled rules for the snapshot's read model, highest priority first (ties by name). */
+export async function readRoutingRules(q: Queryable): Promise<RoutingRule[]> {
+  const { rows } = await q.query<RuleRow & Record<string, unknown>>(
+    'SELECT * FROM routing_rules WHERE enabled ORDER BY priority DESC, name',
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    condition: r.condition,
+    targets: r.targets,
+    fallbacks: r.fallbacks,
+    scope: r.scope,
+    scope_id: r.scope_id,
+    priority: r.priority,
+  }));
+}
+
+/** Query parameters $2..$10. */
+function columns(r: RoutingRuleInput): unknown[] {
+  return [
+    r.name,
+    r.description,
+    r.enabled,
+    r.condition,
+    JSON.stringify(r.targets),
+    JSON.stringify(r.fallbacks),
+    r.scope,
+    r.scope === 'global' ? null : (r.scope_id ?? null),
+    r.priority,
+  ];
+}
+
+function ruleView(r: RuleRow): Record<string, unknown> {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    enabled: r.enabled,
+    condition: r.condition,
+    targets: r.targets,
+    fallbacks: r.fallbacks,
+    scope: r.scope,
+    scope_id: r.scope_id,
+    priority: r.priority,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+async function guardUnique<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof DbError && err.code === 'unique_violation') {
+      throw new StateError('conflict', 'a routing rule with this name already exists', 'name');
+    }
+    throw err;
+  }
+}

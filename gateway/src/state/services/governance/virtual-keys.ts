@@ -1,0 +1,132 @@
+// Virtual keys: validate -> write in one transaction -> publish {kind: 'governance'}. The one write path for the
+// REST API and the operator. The value is shown once, on create; only its SHA-256 and a hint are stored.
+import type { Budget } from '../../../governance/model.ts';
+import type { Db } from '../../db/types.ts';
+import { StateError } from '../../errors.ts';
+import type { ChangeEvent } from '../../events.ts';
+import { newId, stableId } from '../../ids.ts';
+import type { Actor, ProviderCatalog } from '../catalog.ts';
+import { type BudgetUsageFn, budgetDetail, budgetSummary } from './budgets.ts';
+import { type VirtualKeyInput, validateVirtualKey } from './validate.ts';
+import {
+  allBudgets,
+  readVirtualKeyRows,
+  toVirtualKeys,
+  type VirtualKeyRow,
+  virtualKeyView,
+} from './virtual-keys-rows.ts';
+import { generateValue, valueHash, valueHint } from './virtual-keys-value.ts';
+import {
+  checkReferences,
+  NO_CHILDREN,
+  readExistingChildren,
+  writeChildren,
+  writeKeyRow,
+} from './virtual-keys-write.ts';
+
+export interface VirtualKeyServiceDeps {
+  db: Db;
+  catalog: ProviderCatalog;
+  publish: (event: ChangeEvent) => Promise<void>;
+  usage: BudgetUsageFn;
+}
+
+const GOVERNANCE: ChangeEvent = { kind: 'governance' };
+
+export class VirtualKeyService {
+  private readonly deps: VirtualKeyServiceDeps;
+  constructor(deps: VirtualKeyServiceDeps) {
+    this.deps = deps;
+  }
+
+  /** Every key without its value, with budgets (limits, no usage) on the key and on each provider config. */
+  async list(): Promise<Record<string, unknown>[]> {
+    const entries = toVirtualKeys(await readVirtualKeyRows(this.deps.db));
+    return entries.map(({ row, key }) => virtualKeyView(row, key, budgetSummary));
+  }
+
+  /** One key with full budget details: limits, current usage, last and next reset. */
+  async get(id: string): Promise<Record<string, unknown>> {
+    const [entry] = toVirtualKeys(await readVirtualKeyRows(this.deps.db, id));
+    if (!entry) throw notFound(id);
+    const { row, key } = entry;
+    const budgets = allBudgets(key);
+    const usage = budgets.length > 0 ? await this.deps.usage(budgets) : new Map();
+    return virtualKeyView(row, key, (b: Budget) => budgetDetail(b, usage.get(b.id)));
+  }
+
+  /** Creates a key; the response carries the full `value`, the only time it is shown. */
+  async create(body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    const input = this.parse(body, 'create');
+    const id = input.id ?? (actor.source === 'config' ? stableId('virtual_key', input.name) : newId());
+    const value = input.value ?? generateValue();
+    await this.deps.db.transaction(async (tx) => {
+      await checkReferences(tx, input);
+      await writeKeyRow(tx, id, input, actor, { hash: valueHash(value), hint: valueHint(value) });
+      await writeChildren(tx, id, input, NO_CHILDREN, actor);
+    });
+    await this.deps.publish(GOVERNANCE);
+    return { ...(await this.get(id)), value };
+  }
+
+  /** Replaces the editable fields, provider configs and budgets; the value cannot change. */
+  async update(id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    const input = this.parse(body, 'update');
+    if (input.id !== undefined && input.id !== id) {
+      throw new StateError('invalid', `id: the body names virtual key ${input.id} but the path names ${id}`, 'id');
+    }
+    await this.deps.db.transaction(async (tx) => {
+      const { keys } = await readVirtualKeyRows(tx, id, true);
+      const row = keys[0];
+      if (!row) throw notFound(id);
+      checkOwner(row, actor);
+      await checkReferences(tx, input);
+      const existing = await readExistingChildren(tx, id);
+      await writeKeyRow(tx, id, input, actor);
+      await writeChildren(tx, id, input, existing, actor);
+    });
+    await this.deps.publish(GOVERNANCE);
+    return this.get(id);
+  }
+
+  /** Deletes the key with its provider configs, budgets and their charges. */
+  async delete(id: string, actor: Actor): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const { rows } = await tx.query<VirtualKeyRow & Record<string, unknown>>(
+        'SELECT * FROM virtual_keys WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      const row = rows[0];
+      if (!row) throw notFound(id);
+      checkOwner(row, actor);
+      await tx.query('DELETE FROM virtual_keys WHERE id = $1', [id]);
+    });
+    await this.deps.publish(GOVERNANCE);
+  }
+
+  private parse(body: unknown, mode: 'create' | 'update'): VirtualKeyInput {
+    const v = validateVirtualKey(body ?? {}, mode);
+    if (!v.ok) throw new StateError('invalid', v.error.message, v.error.param);
+    for (const [i, pc] of v.value.provider_configs.entries()) {
+      if (!this.deps.catalog.has(pc.provider)) {
+        const param = `provider_configs[${i}].provider`;
+        const known = this.deps.catalog.names().join(', ');
+        throw new StateError('invalid', `${param}: unknown provider "${pc.provider}"; supported: ${known}`, param);
+      }
+    }
+    return v.value;
+  }
+}
+
+function checkOwner(row: VirtualKeyRow, actor: Actor): void {
+  if (row.owner_ref && actor.source !== 'kubernetes') {
+    throw new StateError(
+      'owned_by_kubernetes',
+      `this resource is managed by Kubernetes (VirtualKey: ${row.owner_ref}); edit it with kubectl`,
+    );
+  }
+}
+
+function notFound(id: string): StateError {
+  return new StateError('not_found', `virtual key ${id} not found`, 'id');
+}

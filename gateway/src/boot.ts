@@ -9,6 +9,7 @@ import type { ConfigFile } from './config/schema.ts';
 import { buildAuthIndex } from './http/auth.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
+import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
 import { openState } from './state/index.ts';
@@ -95,6 +96,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       logStore,
       logWriter,
       metrics: createMetrics(),
+      routing: new RoutingRuleEngine(),
       random: Math.random,
       sleep: (ms) => sleep(ms),
       now: () => Date.now(),

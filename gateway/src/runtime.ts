@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { EnvSettings } from './config/load.ts';
+import type { RoutingRuleEngine } from './governance/routing-rules.ts';
 import type { ConfigFile } from './config/schema.ts';
 import type { AuthIndex } from './http/auth.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
@@ -21,6 +22,8 @@ export interface Runtime {
   logStore: LogStore;
   logWriter: LogWriter;
   metrics: Metrics;
+  /** Compiled routing-rule conditions, cached per rule. */
+  routing: RoutingRuleEngine;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   now: () => number;

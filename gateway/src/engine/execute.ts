@@ -7,7 +7,7 @@ import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/typ
 import type { Coordinator } from '../state/coord/types.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
 import { backoffMs, eligibleKeys, keyServes, pickWeighted, upstreamModel } from './keys.ts';
-import type { ModelRef } from './model-ref.ts';
+import type { Candidate } from '../governance/admission.ts';
 
 export interface Attempt {
   provider: string;
@@ -41,7 +41,11 @@ export interface ExecDeps {
 }
 
 export interface ExecRequest<T> {
-  candidates: ModelRef[];
+  candidates: Candidate[];
+  /** Governance admission before a candidate is called (rate limits, budget reservation). */
+  admit?: (cand: Candidate) => Promise<void>;
+  /** Caller headers the virtual key allows to reach the provider. */
+  forwardHeaders?: Record<string, string>;
   /** The adapter's method for this operation, or undefined when the provider has none. */
   method: (adapter: ProviderAdapter) => ((ctx: CallContext) => Promise<T>) | undefined;
   operationLabel: string;
@@ -104,6 +108,7 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
         );
       }
       const { keys, mode } = await chooseKeys(deps, entry, cand, req);
+      if (req.admit) await req.admit(cand);
       keepKey ||= mode !== 'pool';
       const pool = [...keys];
       let key = mode === 'pool' ? pickWeighted(pool, deps.random)! : pool[0]!;
@@ -120,6 +125,7 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
           signal: req.signal,
           dispatcher: deps.dispatcher,
         };
+        if (req.forwardHeaders) ctx.forward_headers = req.forwardHeaders;
         const r = await attemptKey(deps, entry, key, ctx, fn, trail);
         if (r.ok) {
           if (req.sessionId && mode !== 'pinned') await remember(deps, cand.provider, req.sessionId, key.id);
@@ -139,12 +145,17 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
       lastError = err;
       const t = trail.at(-1);
       if (t && t.next === undefined) t.next = index < req.candidates.length - 1 ? 'fallback' : 'fail';
-      if (req.signal.aborted) break;
+      // Governance denials are final: falling back must not step around a limit.
+      if (req.signal.aborted || isGovernanceDenial(err)) break;
     }
   }
   const keepSelected = keepKey || triedKeys.size <= 1;
   const key = keepSelected ? last.key : undefined;
   throw new ExecFailure(lastError, outcomeOf(trail, last.index, last.provider, last.model, key, keepSelected));
+}
+
+function isGovernanceDenial(err: unknown): boolean {
+  return err instanceof GatewayError && (err.code === 'rate_limited' || err.code === 'budget_exceeded');
 }
 
 async function attemptKey<T>(
@@ -198,9 +209,10 @@ function record(ctx: CallContext, key: ProviderKey, attempt: number, t0: number,
 async function chooseKeys(
   deps: ExecDeps,
   entry: ProviderEntry,
-  cand: ModelRef,
+  cand: Candidate,
   req: ExecRequest<unknown>,
 ): Promise<{ keys: ProviderKey[]; mode: Mode }> {
+  const allowedIds = cand.keyIds;
   if (req.pin) {
     const key = req.pin.by === 'id' ? entry.keysById.get(req.pin.value) : entry.keysByName.get(req.pin.value);
     if (!key) {
@@ -211,6 +223,9 @@ async function chooseKeys(
       );
     }
     if (!keyServes(key, cand.model)) throw denied(cand, [key]);
+    if (allowedIds && !allowedIds.includes(key.id)) {
+      throw new GatewayError('permission_denied', `pinned key ${key.name} is not in the virtual key's key_ids (rule: key_ids)`);
+    }
     return { keys: [key], mode: 'pinned' };
   }
   if (entry.keys.length === 0) {
@@ -219,8 +234,15 @@ async function chooseKeys(
       `provider ${cand.provider} has no keys; add one with POST /api/providers/${cand.provider}/keys`,
     );
   }
-  const keys = eligibleKeys(entry.keys, cand.model);
-  if (keys.length === 0) throw denied(cand, entry.keys);
+  const pool = allowedIds ? entry.keys.filter((k) => allowedIds.includes(k.id)) : entry.keys;
+  if (pool.length === 0) {
+    throw new GatewayError(
+      'permission_denied',
+      `none of the virtual key's key_ids is a key of provider ${cand.provider} (rule: key_ids)`,
+    );
+  }
+  const keys = eligibleKeys(pool, cand.model);
+  if (keys.length === 0) throw denied(cand, pool);
   if (req.sessionId) {
     const stickyId = await deps.coord.get(stickyKey(cand.provider, req.sessionId));
     const sticky = stickyId ? keys.find((k) => k.id === stickyId) : undefined;
@@ -229,7 +251,7 @@ async function chooseKeys(
   return { keys, mode: 'pool' };
 }
 
-function denied(cand: ModelRef, keys: ProviderKey[]): GatewayError {
+function denied(cand: Candidate, keys: ProviderKey[]): GatewayError {
   const empty = keys.every((k) => k.models.length === 0);
   const rule = empty ? 'provider key models is empty (deny all)' : 'provider key models allow-list';
   return new GatewayError(

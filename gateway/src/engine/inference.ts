@@ -1,11 +1,30 @@
-// One inference request from parsed body to result: candidates, pinning, stickiness, execution, logging.
+// One inference request from parsed body to result: routing, governance admission, pinning, stickiness,
+// execution, settlement and logging.
+import type { Principal } from '../http/auth.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/logs.ts';
+import { BudgetGuard } from './budget-guard.ts';
 import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
 import type { OperationSpec, UsageSummary } from './operations.ts';
-import { candidatesOf, pinOf, sessionOf } from './request.ts';
+import { pinOf, sessionOf } from './request.ts';
+import { type RoutedRequest, routeRequest } from './route-request.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
+
+/** Headers a virtual key may never forward, whatever its allow-list says (credentials, hop-by-hop). */
+const NEVER_FORWARD = new Set([
+  'authorization',
+  'x-api-key',
+  'x-gateway-vk',
+  'x-goog-api-key',
+  'cookie',
+  'host',
+  'content-length',
+  'content-type',
+  'connection',
+  'transfer-encoding',
+  'proxy-authorization',
+]);
 
 export interface InferenceInput<Req> {
   id: string;
@@ -13,8 +32,15 @@ export interface InferenceInput<Req> {
   model: string;
   fallbacks: readonly string[] | undefined;
   headers: Headers;
+  principal: Principal | null;
   signal: AbortSignal;
   startedAt: number;
+}
+
+/** What the route needs after the engine ran: how to settle and what to log. */
+export interface Prepared {
+  routed: RoutedRequest;
+  guard: BudgetGuard;
 }
 
 export function execDeps(rt: Runtime): ExecDeps {
@@ -29,21 +55,20 @@ export function execDeps(rt: Runtime): ExecDeps {
   };
 }
 
+export function prepare<Req>(rt: Runtime, input: InferenceInput<Req>): Prepared {
+  const routed = routeRequest(rt, input.principal, input.body, input.model, input.fallbacks, input.headers);
+  return { routed, guard: new BudgetGuard(rt, input.id, routed.owners, input.body) };
+}
+
 export async function runUnary<Req, Res, Chunk>(
   rt: Runtime,
   spec: OperationSpec<Req, Res, Chunk>,
   input: InferenceInput<Req>,
+  p: Prepared,
 ): Promise<{ value: Res; outcome: ExecOutcome }> {
-  return execute(execDeps(rt), {
-    candidates: candidatesOf(input.model, input.fallbacks),
-    method: (a) => {
-      const fn = spec.unary(a);
-      return fn && ((ctx) => fn(input.body, ctx));
-    },
-    operationLabel: spec.label,
-    pin: pinOf(input.headers),
-    sessionId: sessionOf(input.headers),
-    signal: input.signal,
+  return run(rt, input, p, spec.label, (a) => {
+    const fn = spec.unary(a);
+    return fn && ((ctx) => fn(input.body, ctx));
   });
 }
 
@@ -51,18 +76,49 @@ export async function runStream<Req, Res, Chunk>(
   rt: Runtime,
   spec: OperationSpec<Req, Res, Chunk>,
   input: InferenceInput<Req>,
+  p: Prepared,
 ): Promise<{ value: AsyncIterable<Chunk>; outcome: ExecOutcome }> {
+  return run(rt, input, p, `streaming ${spec.label}`, (a) => {
+    const fn = spec.stream?.(a);
+    return fn && ((ctx) => fn(input.body, ctx));
+  });
+}
+
+function run<T>(
+  rt: Runtime,
+  input: InferenceInput<unknown>,
+  p: Prepared,
+  label: string,
+  method: Parameters<typeof execute<T>>[1]['method'],
+): Promise<{ value: T; outcome: ExecOutcome }> {
+  const forward = forwardHeaders(p.routed.owners.vk?.allowed_extra_headers, input.headers);
+  const guard = p.guard;
   return execute(execDeps(rt), {
-    candidates: candidatesOf(input.model, input.fallbacks),
-    method: (a) => {
-      const fn = spec.stream?.(a);
-      return fn && ((ctx) => fn(input.body, ctx));
-    },
-    operationLabel: `streaming ${spec.label}`,
+    candidates: p.routed.candidates,
+    method,
+    operationLabel: label,
     pin: pinOf(input.headers),
     sessionId: sessionOf(input.headers),
     signal: input.signal,
+    ...(guard.idle
+      ? {}
+      : {
+          admit: (cand) => guard.admit(cand, rt.state.snapshot.providers.get(cand.provider)?.network.timeout_ms ?? 300_000),
+        }),
+    ...(forward ? { forwardHeaders: forward } : {}),
   });
+}
+
+/** The caller headers a virtual key's `allowed_extra_headers` lets through to the provider. */
+export function forwardHeaders(allowed: readonly string[] | undefined, headers: Headers): Record<string, string> | undefined {
+  if (!allowed || allowed.length === 0) return undefined;
+  const all = allowed[0] === '*';
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || NEVER_FORWARD.has(name) || name.startsWith('x-gateway-')) continue;
+    if (all || allowed.includes(name)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 export interface LogFields {
@@ -75,10 +131,13 @@ export interface LogFields {
   statusCode: number;
   usage: UsageSummary | undefined;
   error: unknown;
+  prepared: Prepared | undefined;
+  costNano: number | undefined;
 }
 
 export function logRequest(rt: Runtime, f: LogFields): void {
   const o = f.outcome;
+  const owners = f.prepared?.routed.owners;
   const entry: RequestLog = {
     id: f.id,
     created_at: new Date(f.startedAt),
@@ -98,11 +157,37 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     completion_tokens: f.usage?.completion_tokens ?? null,
     total_tokens: f.usage?.total_tokens ?? null,
     error: f.error ?? null,
+    virtual_key_id: owners?.vk?.id ?? null,
+    team_id: owners?.team?.id ?? null,
+    customer_id: owners?.customer?.id ?? null,
+    cost_nano: f.costNano ?? null,
+    routing_rule_id: f.prepared?.routed.ruleId ?? null,
   };
   rt.logWriter.push(entry);
   const labels = { provider: entry.provider ?? 'none', request_type: f.requestType };
   rt.metrics.requests.inc({ ...labels, status: entry.status });
   rt.metrics.duration.observe(labels, entry.latency_ms / 1000);
+}
+
+/**
+ * After the response: charge the real cost (governed requests) or price it for the log, then log.
+ * Runs after the answer left, so the caller never waits for it.
+ */
+export async function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): Promise<void> {
+  let costNano: number | undefined;
+  try {
+    const guard = f.prepared?.guard;
+    const o = f.outcome;
+    if (guard && !guard.idle) {
+      costNano = f.error === undefined ? await guard.settle(f.usage, o?.selectedKeyId || undefined) : undefined;
+      if (f.error !== undefined) await guard.release();
+    } else if (o && f.error === undefined) {
+      costNano = BudgetGuard.costOf(rt, o.provider, o.resolvedModel, f.usage, o.selectedKeyId);
+    }
+  } catch (err) {
+    rt.logger.error({ request_id: f.id, err: err instanceof Error ? err.message : String(err) }, 'settling failed');
+  }
+  logRequest(rt, { ...f, costNano });
 }
 
 export function outcomeOfError(err: unknown): ExecOutcome | undefined {

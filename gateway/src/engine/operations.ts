@@ -10,11 +10,8 @@ import { type EmbeddingRequest, type EmbeddingResponse, encodeAsRequested } from
 import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
 
-export interface UsageSummary {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
+/** Usage in the unified (OpenAI chat) shape, details included: cost depends on cached tokens. */
+export type UsageSummary = Usage;
 
 type Unary<Req, Res> = (a: ProviderAdapter) => ((req: Req, ctx: CallContext) => Promise<Res>) | undefined;
 type Streaming<Req, Chunk> = (

@@ -55,6 +55,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Shared keep-alive connection pool. */
   dispatcher: Dispatcher;
+  /** Caller headers a virtual key allows through (`allowed_extra_headers`); never credentials. */
+  forward_headers?: Record<string, string>;
 }
 
 /**

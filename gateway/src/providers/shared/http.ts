@@ -19,13 +19,14 @@ export type ErrorBodyParser = (
   headers?: Record<string, string | string[] | undefined>,
 ) => { message: string; type?: string; code?: string };
 
-type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher'>;
+type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher' | 'forward_headers'>;
 
 export type UpstreamResponse = Dispatcher.ResponseData;
 
 /** Sends the request; resolves on a 2xx status, throws ProviderError otherwise (body consumed for the message). */
 export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<UpstreamResponse> {
-  const headers: Record<string, string> = { ...ctx.network.extra_headers, ...req.headers };
+  // Provider auth headers (req.headers) win over anything configured or forwarded.
+  const headers: Record<string, string> = { ...ctx.network.extra_headers, ...ctx.forward_headers, ...req.headers };
   // The deadline covers the wait for the response headers; after that `bodyTimeout` is an idle timeout, so a
   // long stream that keeps sending is never cut off.
   const deadline = new AbortController();

@@ -3,7 +3,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { formatIssues } from '../../config/issues.ts';
 import type { ExecOutcome } from '../../engine/execute.ts';
-import { causeOf, logRequest, outcomeOfError, runStream, runUnary } from '../../engine/inference.ts';
+import {
+  causeOf,
+  finish,
+  type InferenceInput,
+  outcomeOfError,
+  type Prepared,
+  prepare,
+  runStream,
+  runUnary,
+} from '../../engine/inference.ts';
 import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from '../../http/errors.ts';
 import { RequestError } from '../../http/request-error.ts';
@@ -14,6 +23,7 @@ interface ModelBody {
   model: string;
   fallbacks?: string[] | undefined;
   stream?: boolean | undefined;
+  stream_options?: { include_usage?: boolean | undefined } | null | undefined;
 }
 
 export interface RouteDef<Req extends ModelBody, Res, Chunk> {
@@ -23,6 +33,8 @@ export interface RouteDef<Req extends ModelBody, Res, Chunk> {
   /** SSE framing: chat and text completions end with `data: [DONE]`; Responses events are named. */
   sse?: 'done-sentinel' | 'named-events';
 }
+
+type Finish = (outcome: ExecOutcome | undefined, status: number, usage: UsageSummary | undefined, error: unknown) => void;
 
 export function registerInferenceRoute<Req extends ModelBody, Res extends object, Chunk extends object>(
   app: FastifyInstance,
@@ -44,22 +56,19 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) ac.abort();
     });
-    const input = {
+    const input: InferenceInput<Req> = {
       id,
       body,
       model: body.model,
       fallbacks: body.fallbacks,
       headers: request.headers,
+      principal: request.principal,
       signal: ac.signal,
       startedAt,
     };
-    const log = (
-      outcome: ExecOutcome | undefined,
-      statusCode: number,
-      usage: UsageSummary | undefined,
-      error: unknown,
-    ) =>
-      logRequest(rt, {
+    let prepared: Prepared | undefined;
+    const done: Finish = (outcome, statusCode, usage, error) =>
+      void finish(rt, {
         id,
         requestType: def.spec.requestType,
         model: body.model,
@@ -69,23 +78,32 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
         statusCode,
         usage,
         error,
+        prepared,
       });
 
     try {
+      prepared = prepare(rt, input);
       if (!stream) {
-        const { value, outcome } = await runUnary(rt, def.spec, input);
-        log(outcome, 200, def.spec.usage(value), undefined);
+        const { value, outcome } = await runUnary(rt, def.spec, input, prepared);
+        done(outcome, 200, def.spec.usage(value), undefined);
         reply.header('x-gateway-request-id', id);
+        if (prepared.guard.headers) reply.headers(prepared.guard.headers);
         return { ...value, extra_fields: extraOf(def, body.model, outcome) };
       }
-      const { value, outcome } = await runStream(rt, def.spec, input);
-      await pipeStream(rt, reply, request, def, value, outcome, body.model, log);
+      // Usage is needed to charge a governed stream: ask for it, and drop the usage-only chunk if the caller didn't.
+      const callerWantsUsage = body.stream_options?.include_usage === true;
+      if (!prepared.guard.idle && !callerWantsUsage && def.sse === 'done-sentinel') {
+        body.stream_options = { ...body.stream_options, include_usage: true };
+      }
+      const { value, outcome } = await runStream(rt, def.spec, input, prepared);
+      const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
+      await pipeStream(rt, reply, request, def, value, outcome, body.model, headers, callerWantsUsage, done);
       return reply;
     } catch (err) {
       const outcome = outcomeOfError(err);
       const cause = causeOf(err);
       const env = toEnvelope(cause, id);
-      log(outcome, env.status_code, undefined, env.error);
+      done(outcome, env.status_code, undefined, env.error);
       throw new RequestError(cause, errorExtra(def, body.model, outcome));
     }
   });
@@ -99,36 +117,49 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
   chunks: AsyncIterable<Chunk>,
   outcome: ExecOutcome,
   model: string,
-  log: (o: ExecOutcome, status: number, usage: UsageSummary | undefined, error: unknown) => void,
+  headers: Record<string, string>,
+  callerWantsUsage: boolean,
+  done: Finish,
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  startSse(res, { 'x-gateway-request-id': request.id });
+  startSse(res, headers);
   const named = def.sse === 'named-events';
   let usage: UsageSummary | undefined;
   try {
     for await (const chunk of chunks) {
-      usage = def.spec.chunkUsage?.(chunk) ?? usage;
+      const u = def.spec.chunkUsage?.(chunk);
+      if (u) {
+        usage = u;
+        if (!callerWantsUsage && isUsageOnly(chunk)) continue;
+      }
       const out = isFinal(chunk) ? { ...chunk, extra_fields: extraOf(def, model, outcome) } : chunk;
       // Named-event streams (Responses) carry their event name in `type`; read defensively.
       const type = named ? (chunk as { type?: unknown }).type : undefined;
       const ok = await writeEvent(res, JSON.stringify(out), typeof type === 'string' ? type : undefined);
       if (!ok) {
-        log(outcome, 499, usage, { type: 'client_closed', message: 'client closed the stream' });
+        done(outcome, 499, usage, { type: 'client_closed', message: 'client closed the stream' });
         return;
       }
     }
     if (!named) await writeEvent(res, '[DONE]');
     res.end();
-    log(outcome, 200, usage, undefined);
+    done(outcome, 200, usage, undefined);
   } catch (err) {
     // Headers are sent: the error travels as a last event in the envelope shape, then the stream ends.
     const env = toEnvelope(err, request.id, errorExtra(def, model, outcome));
     await writeEvent(res, JSON.stringify(env), named ? 'error' : undefined);
     res.end();
-    log(outcome, env.status_code, usage, env.error);
+    done(outcome, env.status_code, usage, env.error);
     rt.logger.warn({ request_id: request.id, err: env.error.message }, 'stream failed after it started');
   }
+}
+
+/** A chat/completions chunk that only carries usage (the include_usage chunk). */
+function isUsageOnly(chunk: object): boolean {
+  // Only reads optional fields, each checked before use.
+  const c = chunk as { choices?: unknown[]; type?: unknown };
+  return c.type === undefined && Array.isArray(c.choices) && c.choices.length === 0;
 }
 
 /** The chunk that closes a choice (or carries usage) also carries the gateway's extra_fields. */

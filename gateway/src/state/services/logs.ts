@@ -23,6 +23,11 @@ export interface RequestLog {
   completion_tokens: number | null;
   total_tokens: number | null;
   error: unknown;
+  virtual_key_id: string | null;
+  team_id: string | null;
+  customer_id: string | null;
+  cost_nano: number | null;
+  routing_rule_id: string | null;
 }
 
 const COLUMNS = [
@@ -44,12 +49,18 @@ const COLUMNS = [
   'completion_tokens',
   'total_tokens',
   'error',
+  'virtual_key_id',
+  'team_id',
+  'customer_id',
+  'cost_nano',
+  'routing_rule_id',
 ] as const;
 
 export const LogQuery = z.strictObject({
   provider: z.string().optional(),
   status: z.enum(['success', 'error']).optional(),
   request_type: z.string().optional(),
+  virtual_key_id: z.string().optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -86,7 +97,7 @@ export class LogStore {
     const q = r.data;
     const where: string[] = [];
     const params: unknown[] = [];
-    for (const f of ['provider', 'status', 'request_type'] as const) {
+    for (const f of ['provider', 'status', 'request_type', 'virtual_key_id'] as const) {
       const v = q[f];
       if (v !== undefined) {
         params.push(v);

@@ -1,0 +1,184 @@
+// Per request: reserve rate limits and budgets before each candidate is called, settle the real cost when
+// the response (or stream) ends, release on failure. One coordinator round trip at admission, one at the end.
+import type { Candidate } from '../governance/admission.ts';
+import { costNano, estimateInputTokens, requestMaxOutputTokens, reservationNano, usageTokens } from '../governance/cost.ts';
+import { type LimitPlan, type Owners, planLimits } from '../governance/limits.ts';
+import { lookupPrice, type PriceLookup } from '../governance/pricing/index.ts';
+import { GatewayError } from '../http/errors.ts';
+import type { Runtime } from '../runtime.ts';
+import type { Usage } from '../schemas/chat.ts';
+
+/** Reservations outlive the upstream timeout by this much before they stop counting (a pod died). */
+const RESERVATION_GRACE_MS = 60_000;
+
+interface Held {
+  cand: Candidate;
+  plan: LimitPlan;
+  price: PriceLookup | undefined;
+  amountNano: number;
+}
+
+/** x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset (seconds). */
+export type RateHeaders = Record<string, string>;
+
+export class BudgetGuard {
+  private readonly rt: Runtime;
+  private readonly requestId: string;
+  private readonly owners: Owners;
+  private readonly body: unknown;
+  private held: Held | undefined;
+  private requestCounted = false;
+  private inputTokens: number | undefined;
+  /** Rate-limit headers of the tightest request limit, for the response. */
+  headers: RateHeaders | undefined;
+
+  constructor(rt: Runtime, requestId: string, owners: Owners, body: unknown) {
+    this.rt = rt;
+    this.requestId = requestId;
+    this.owners = owners;
+    this.body = body;
+  }
+
+  /** True when nothing can apply (no virtual key, team or customer): the request skips the coordinator. */
+  get idle(): boolean {
+    return !this.owners.vk;
+  }
+
+  /** Reserves before calling `cand`; throws 429 `rate_limited` or 402 `budget_exceeded` and holds nothing. */
+  async admit(cand: Candidate, timeoutMs: number): Promise<void> {
+    if (this.idle) return;
+    await this.release();
+    const now = this.rt.now();
+    const price = lookupPrice(cand.provider, cand.model, this.rt.state.snapshot.governance.pricingOverrides, {
+      virtualKeyId: this.owners.vk?.id,
+    });
+    this.inputTokens ??= estimateInputTokens(this.body);
+    const amountNano = price
+      ? reservationNano(price.price, {
+          inputTokens: this.inputTokens,
+          maxOutputTokens: requestMaxOutputTokens(this.body, price.price),
+        })
+      : 0;
+    const plan = planLimits(this.owners, cand.providerConfig, now, amountNano, !this.requestCounted);
+    if (plan.rates.length === 0 && plan.budgets.length === 0) {
+      this.held = { cand, plan, price, amountNano };
+      return;
+    }
+    const res = await this.rt.state.counters.admit({
+      requestId: this.requestId,
+      now,
+      reservationTtlMs: timeoutMs + RESERVATION_GRACE_MS,
+      rates: plan.rates,
+      budgets: plan.budgets,
+    });
+    if (!res.ok) {
+      if (res.kind === 'rate') {
+        const check = plan.rates[res.index]!;
+        const retryAfter = Math.max(1, Math.ceil((check.windowEndMs - now) / 1000));
+        this.rt.metrics.denials.inc({ reason: 'rate_limit' });
+        throw new GatewayError(
+          'rate_limited',
+          `${check.kind === 'req' ? 'request' : 'token'} rate limit of ${check.scope} ${check.id} reached (${res.current}/${res.limit}); retry in ${retryAfter} s`,
+          {
+            headers: {
+              'retry-after': String(retryAfter),
+              'x-ratelimit-limit': String(check.limit),
+              'x-ratelimit-remaining': '0',
+              'x-ratelimit-reset': String(retryAfter),
+            },
+          },
+        );
+      }
+      const b = plan.budgets[res.index]!;
+      this.rt.metrics.denials.inc({ reason: 'budget' });
+      throw new GatewayError(
+        'budget_exceeded',
+        `budget ${b.budgetId} would be exceeded: $${usd(res.current)} used or reserved of $${usd(res.limit)}, this request may cost up to $${usd(b.amountNano)}`,
+      );
+    }
+    if (plan.rates.some((r) => r.kind === 'req')) this.requestCounted = true;
+    this.held = { cand, plan, price, amountNano };
+    this.headers = rateHeaders(plan, res.rateCounts, now);
+  }
+
+  /** Charges the real cost (durably, then in the coordinator) and frees the reservation. */
+  async settle(usage: Usage | undefined, keyId: string | undefined): Promise<number | undefined> {
+    const held = this.held;
+    this.held = undefined;
+    if (!held) return undefined;
+    const price = keyId
+      ? (lookupPrice(held.cand.provider, held.cand.model, this.rt.state.snapshot.governance.pricingOverrides, {
+          virtualKeyId: this.owners.vk?.id,
+          providerKeyId: keyId,
+        }) ?? held.price)
+      : held.price;
+    let cost: number;
+    if (!price) {
+      this.rt.metrics.unpriced.inc({ provider: held.cand.provider, model: held.cand.model });
+      this.rt.logger.warn({ provider: held.cand.provider, model: held.cand.model }, 'model has no price; no cost charged');
+      cost = 0;
+    } else if (usage) {
+      cost = costNano(price.price, usageTokens(usage));
+    } else {
+      // No usage reported (a stream cut short): charge what was reserved rather than nothing.
+      cost = held.amountNano;
+    }
+    if (held.plan.budgets.length > 0 || held.plan.tokenRates.length > 0) {
+      const tokens = usage?.total_tokens ?? 0;
+      const result = await this.rt.state.counters.settle({
+        requestId: this.requestId,
+        now: this.rt.now(),
+        budgets: held.plan.budgets.map((b) => ({ ...b, costNano: cost })),
+        tokens: held.plan.tokenRates.map((r) => ({
+          scope: r.scope,
+          id: r.id,
+          windowStartMs: r.windowStartMs,
+          windowEndMs: r.windowEndMs,
+          tokens,
+        })),
+      });
+      if (!result.durable) {
+        this.rt.logger.error({ request_id: this.requestId, err: String(result.error) }, 'charge not yet durable');
+      }
+    }
+    return price ? cost : undefined;
+  }
+
+  /** Frees the reservation without a charge (the candidate failed before any cost). */
+  async release(): Promise<void> {
+    const held = this.held;
+    this.held = undefined;
+    if (!held || held.plan.budgets.length === 0) return;
+    await this.rt.state.counters.release({ requestId: this.requestId, now: this.rt.now(), budgets: held.plan.budgets });
+  }
+
+  /** The priced cost of a request outside governance (for logs), or undefined when unpriced. */
+  static costOf(rt: Runtime, provider: string, model: string, usage: Usage | undefined, keyId: string): number | undefined {
+    if (!usage) return undefined;
+    const price = lookupPrice(provider, model, rt.state.snapshot.governance.pricingOverrides, { providerKeyId: keyId });
+    return price ? costNano(price.price, usageTokens(usage)) : undefined;
+  }
+}
+
+function usd(nano: number): string {
+  return (nano / 1e9).toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+}
+
+/** Headers of the request limit with the least room left. */
+function rateHeaders(plan: LimitPlan, counts: number[], now: number): RateHeaders | undefined {
+  let best: RateHeaders | undefined;
+  let bestRemaining = Number.POSITIVE_INFINITY;
+  plan.rates.forEach((r, i) => {
+    if (r.kind !== 'req') return;
+    const remaining = Math.max(0, r.limit - (counts[i] ?? 0));
+    if (remaining < bestRemaining) {
+      bestRemaining = remaining;
+      best = {
+        'x-ratelimit-limit': String(r.limit),
+        'x-ratelimit-remaining': String(remaining),
+        'x-ratelimit-reset': String(Math.max(0, Math.ceil((r.windowEndMs - now) / 1000))),
+      };
+    }
+  });
+  return best;
+}

@@ -53,6 +53,16 @@ export function buildApp(rt: Runtime): App {
 
   // Every body this API takes is JSON; other types get 415 instead of reaching a route as a string.
   app.removeContentTypeParser('text/plain');
+  // An empty body with a JSON content type (common on DELETE) is no body, not a syntax error.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(req, text, done);
+  });
   app.decorateRequest('principal', null);
   // Before authentication: a browser's preflight carries no credentials.
   registerCors(app, rt);

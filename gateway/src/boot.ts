@@ -6,10 +6,10 @@ import { Agent } from 'undici';
 import { type App, buildApp } from './app.ts';
 import { type EnvSettings, loadConfigFile } from './config/load.ts';
 import type { ConfigFile } from './config/schema.ts';
+import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { buildAuthIndex } from './http/auth.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
-import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
 import { openState } from './state/index.ts';
@@ -62,7 +62,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     databaseUrl: env.databaseUrl,
     dataDir: env.databaseUrl ? undefined : env.dataDir,
     redisUrl: env.redisUrl,
-    redisKeyPrefix: opts.redisKeyPrefix,
+    redisKeyPrefix: opts.redisKeyPrefix ?? env.redisKeyPrefix,
     encryptionKey: env.encryptionKey,
     catalog: providerCatalog,
     log: logger,

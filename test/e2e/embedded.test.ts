@@ -1,52 +1,17 @@
 // The embedded default as `make run` starts it: one process, PGlite under GATEWAY_DATA_DIR, in-process
 // coordination, a generated admin key printed once.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
+import { startGatewayProcess } from '../harness/gateway-process.ts';
 import { freePort } from '../harness/ports.ts';
 
 let dataDir: string;
 let fake: OpenAIFake;
-
-interface Proc {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-}
-
-async function startMain(env: Record<string, string>): Promise<Proc> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['gateway/src/main.ts'], {
-    env: { ...process.env, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const t0 = Date.now();
-  while (Date.now() - t0 < 20_000) {
-    if (child.exitCode !== null) throw new Error(`gateway exited: ${out}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { child, url, stdout: () => out };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`gateway did not start: ${out}`);
-}
-
-async function stop(p: Proc): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => p.child.once('exit', (code) => resolve(code)));
-  p.child.kill('SIGTERM');
-  return exited;
-}
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'gw-embedded-'));
@@ -60,8 +25,8 @@ afterAll(async () => {
 describe('embedded default', () => {
   it('prints a generated admin key once, persists state across restarts, and drains on SIGTERM', async () => {
     const env = { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', GATEWAY_ADMIN_API_KEY: '' };
-    const first = await startMain(env);
-    const adminKey = /gw-admin-[A-Za-z0-9_-]+/.exec(first.stdout())?.[0];
+    const first = await startGatewayProcess({ ...env, GATEWAY_LOG_LEVEL: 'info' });
+    const adminKey = /gw-admin-[A-Za-z0-9_-]+/.exec(first.output())?.[0];
     expect(adminKey).toBeTruthy();
     const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
     const ready = await fetch(`${first.url}/ready`);
@@ -84,20 +49,20 @@ describe('embedded default', () => {
         })
       ).status,
     ).toBe(201);
-    expect(await stop(first)).toBe(0);
+    expect(await first.stop()).toBe(0);
 
-    const second = await startMain(env);
+    const second = await startGatewayProcess({ ...env, GATEWAY_LOG_LEVEL: 'info' });
     try {
-      expect(second.stdout()).not.toContain('gw-admin-');
+      expect(second.output()).not.toContain('gw-admin-');
       const client = new OpenAI({ baseURL: `${second.url}/v1`, apiKey: adminKey!, maxRetries: 0 });
       const res = await client.chat.completions.create({
         model: 'openai/gpt-4o-mini',
         messages: [{ role: 'user', content: 'still here' }],
       });
       expect(res.choices[0]?.message.content).toContain('still here');
-      expect(second.stdout()).not.toContain('sk-embedded-0123456789');
+      expect(second.output()).not.toContain('sk-embedded-0123456789');
     } finally {
-      await stop(second);
+      await second.stop();
     }
   });
 

@@ -12,6 +12,8 @@ export interface EnvSettings {
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel (several gateways sharing one Redis). */
+  redisKeyPrefix: string | undefined;
   encryptionKey: string | undefined;
   adminApiKey: string | undefined;
   logLevel: string;
@@ -37,6 +39,7 @@ export function readEnvSettings(env: Record<string, string | undefined>): EnvSet
     dataDir: env['GATEWAY_DATA_DIR'] || './data',
     databaseUrl: env['DATABASE_URL'] || undefined,
     redisUrl: env['REDIS_URL'] || undefined,
+    redisKeyPrefix: env['GATEWAY_REDIS_PREFIX'] || undefined,
     encryptionKey: env['GATEWAY_ENCRYPTION_KEY'] || undefined,
     adminApiKey: env['GATEWAY_ADMIN_API_KEY'] || undefined,
     logLevel: level,

@@ -1,0 +1,164 @@
+// Child processes of the benchmark (mock upstream, pass-through, gateway) and what /proc says about
+// them: resident memory and CPU time. Every child started here is stopped by stopAll(), also on exit.
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+
+const children = new Set<ChildProcess>();
+
+/** Kills every child still running (synchronous, for the exit path). */
+export function killAllNow(): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  children.clear();
+}
+process.on('exit', killAllNow);
+
+export interface Child {
+  proc: ChildProcess;
+  pid: number;
+  port: number;
+}
+
+interface ReadyMessage {
+  type: 'ready';
+  port: number;
+}
+
+function isReady(message: unknown): message is ReadyMessage {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    'type' in message &&
+    message.type === 'ready' &&
+    'port' in message &&
+    typeof message.port === 'number'
+  );
+}
+
+/** Forks one of the bench's own servers; it reports its port over IPC once listening. */
+export function forkServer(script: string, env: Record<string, string>, timeoutMs = 15_000): Promise<Child> {
+  const proc = fork(script, [], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`${script} did not report ready within ${timeoutMs} ms`));
+    }, timeoutMs);
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+    proc.on('message', (message) => {
+      if (!isReady(message) || proc.pid === undefined) return;
+      clearTimeout(timer);
+      resolve({ proc, pid: proc.pid, port: message.port });
+    });
+  });
+}
+
+/** A spawned process whose output is kept (last lines) instead of printed. */
+export interface Spawned {
+  proc: ChildProcess;
+  pid: number;
+  /** Last output lines, newest last. */
+  tail: string[];
+  /** Output lines seen in total. */
+  lines: number;
+}
+
+export function spawnQuiet(args: string[], env: Record<string, string>, cwd: string): Spawned {
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, cwd, stdio: 'pipe' });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  const spawned: Spawned = { proc, pid: proc.pid ?? -1, tail: [], lines: 0 };
+  const keep = (data: Buffer): void => {
+    for (const line of data.toString().split('\n')) {
+      if (line.trim() === '') continue;
+      spawned.lines += 1;
+      spawned.tail.push(line);
+      if (spawned.tail.length > 40) spawned.tail.shift();
+    }
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  return spawned;
+}
+
+export function exited(proc: ChildProcess): boolean {
+  return proc.exitCode !== null || proc.signalCode !== null;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`. Resolves once the process is gone. */
+export function stop(proc: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (exited(proc)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all([...children].map((child) => stop(child)));
+}
+
+/** Resident set size of a process in bytes (VmRSS), or undefined when it is gone. */
+export async function rssBytes(pid: number): Promise<number | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** User + system CPU time of a process in ms (clock ticks are 100 Hz on Linux). */
+export async function cpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Samples the RSS of a set of processes every `everyMs` and keeps each one's peak. */
+export class RssSampler {
+  private readonly peaks = new Map<number, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private pids: number[] = [];
+
+  watch(pids: number[], everyMs = 100): void {
+    this.pids = pids;
+    void this.sample();
+    this.timer = setInterval(() => void this.sample(), everyMs);
+  }
+
+  async pause(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.sample();
+  }
+
+  peak(pid: number): number | undefined {
+    return this.peaks.get(pid);
+  }
+
+  private async sample(): Promise<void> {
+    for (const pid of this.pids) {
+      const rss = await rssBytes(pid);
+      if (rss !== undefined && rss > (this.peaks.get(pid) ?? 0)) this.peaks.set(pid, rss);
+    }
+  }
+}

@@ -1,0 +1,108 @@
+// Starts the real gateway (`node gateway/src/main.ts`) pointed at the mock upstream, waits for
+// GET /health, then checks that one plain and one streamed chat completion work. Any failure gives
+// a reason instead of an exception, so the benchmark can still measure the other targets.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { request } from 'undici';
+import { exited, type Spawned, spawnQuiet, stop } from './procs.ts';
+
+export interface GatewayOptions {
+  root: string;
+  /** Temp directory for config.json and the PGlite data. */
+  dir: string;
+  port: number;
+  mockOrigin: string;
+  /** Postgres to use instead of the embedded PGlite. */
+  databaseUrl: string | undefined;
+  /** When set, run node with --cpu-prof into this directory. */
+  profDir: string | undefined;
+  log: (message: string) => void;
+}
+
+export type Started = { ok: true; gateway: Spawned } | { ok: false; reason: string };
+
+const HEALTH_TIMEOUT_MS = 20_000;
+
+export async function startGateway(o: GatewayOptions): Promise<Started> {
+  const configPath = path.join(o.dir, 'config.json');
+  const config = {
+    client: { enforce_auth_on_inference: false },
+    providers: {
+      openai: {
+        network_config: { base_url: o.mockOrigin, max_retries: 0 },
+        keys: [{ name: 'bench', value: 'sk-bench-000000000000', models: ['*'] }],
+      },
+    },
+  };
+  writeFileSync(configPath, JSON.stringify(config, null, 2));
+  const nodeArgs = o.profDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profDir}`] : [];
+  const gateway = spawnQuiet(
+    [...nodeArgs, 'gateway/src/main.ts'],
+    {
+      GATEWAY_PORT: String(o.port),
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_DATA_DIR: path.join(o.dir, 'data'),
+      GATEWAY_LOG_LEVEL: 'warn',
+      GATEWAY_ADMIN_API_KEY: 'bench-admin-key-123',
+      GATEWAY_CONFIG: configPath,
+      ...(o.databaseUrl ? { DATABASE_URL: o.databaseUrl } : {}),
+    },
+    o.root,
+  );
+  const origin = `http://127.0.0.1:${o.port}`;
+  const fail = async (reason: string): Promise<Started> => {
+    await stop(gateway.proc);
+    const tail = gateway.tail.slice(-15).join('\n  ');
+    return { ok: false, reason: tail ? `${reason}; its last output:\n  ${tail}` : reason };
+  };
+
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+  for (;;) {
+    if (exited(gateway.proc)) return fail(`the gateway exited during start-up (code ${gateway.proc.exitCode})`);
+    if (await healthy(origin)) break;
+    if (Date.now() > deadline) return fail(`GET /health did not answer 200 within ${HEALTH_TIMEOUT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  o.log('gateway healthy; checking one plain and one streamed chat completion');
+  for (const stream of [false, true]) {
+    const problem = await smoke(origin, stream);
+    if (problem !== undefined) return fail(problem);
+  }
+  return { ok: true, gateway };
+}
+
+async function healthy(origin: string): Promise<boolean> {
+  try {
+    const res = await request(`${origin}/health`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** One chat completion through the gateway; a description of what is wrong, or undefined. */
+async function smoke(origin: string, stream: boolean): Promise<string | undefined> {
+  const what = `POST /v1/chat/completions${stream ? ' (stream)' : ''}`;
+  try {
+    const res = await request(`${origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'hello' }],
+        ...(stream ? { stream: true } : {}),
+      }),
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) return `${what} answered ${res.statusCode}: ${text.slice(0, 300)}`;
+    if (stream && !text.includes('[DONE]')) return `${what} did not end with data: [DONE]: ${text.slice(-300)}`;
+    if (!stream && !text.includes('Hello from the bench mock.'))
+      return `${what} lost the answer: ${text.slice(0, 300)}`;
+    return undefined;
+  } catch (error) {
+    return `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}

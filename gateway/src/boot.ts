@@ -6,6 +6,7 @@ import { Agent } from 'undici';
 import { type App, buildApp } from './app.ts';
 import { type EnvSettings, loadConfigFile } from './config/load.ts';
 import type { ConfigFile } from './config/schema.ts';
+import { PriceCache } from './governance/pricing/cache.ts';
 import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { buildAuthIndex } from './http/auth.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
@@ -97,6 +98,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       logWriter,
       metrics: createMetrics(),
       routing: new RoutingRuleEngine(),
+      prices: new PriceCache(),
       random: Math.random,
       sleep: (ms) => sleep(ms),
       now: () => Date.now(),

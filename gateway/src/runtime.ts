@@ -2,8 +2,9 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { EnvSettings } from './config/load.ts';
-import type { RoutingRuleEngine } from './governance/routing-rules.ts';
 import type { ConfigFile } from './config/schema.ts';
+import type { PriceCache } from './governance/pricing/cache.ts';
+import type { RoutingRuleEngine } from './governance/routing-rules.ts';
 import type { AuthIndex } from './http/auth.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
 import type { Metrics } from './plugins/telemetry/metrics.ts';
@@ -24,6 +25,7 @@ export interface Runtime {
   metrics: Metrics;
   /** Compiled routing-rule conditions, cached per rule. */
   routing: RoutingRuleEngine;
+  prices: PriceCache;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   now: () => number;

@@ -292,7 +292,8 @@ describe('conflicts', () => {
       body: { name: 'two', models: ['*'] },
     });
     expect(res.status).toBe(409);
-    const names = ((await (await gw.admin('/api/providers/openrouter/keys')).json()) as { keys: { name: string }[] }).keys;
+    const names = ((await (await gw.admin('/api/providers/openrouter/keys')).json()) as { keys: { name: string }[] })
+      .keys;
     expect(names.map((k) => k.name).sort()).toEqual(['one', 'two']);
   });
 

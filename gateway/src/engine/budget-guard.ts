@@ -1,9 +1,15 @@
 // Per request: reserve rate limits and budgets before each candidate is called, settle the real cost when
 // the response (or stream) ends, release on failure. One coordinator round trip at admission, one at the end.
 import type { Candidate } from '../governance/admission.ts';
-import { costNano, estimateInputTokens, requestMaxOutputTokens, reservationNano, usageTokens } from '../governance/cost.ts';
+import {
+  costNano,
+  estimateInputTokens,
+  requestMaxOutputTokens,
+  reservationNano,
+  usageTokens,
+} from '../governance/cost.ts';
 import { type LimitPlan, type Owners, planLimits } from '../governance/limits.ts';
-import { lookupPrice, type PriceLookup } from '../governance/pricing/index.ts';
+import type { PriceLookup } from '../governance/pricing/index.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
@@ -49,7 +55,7 @@ export class BudgetGuard {
     if (this.idle) return;
     await this.release();
     const now = this.rt.now();
-    const price = lookupPrice(cand.provider, cand.model, this.rt.state.snapshot.governance.pricingOverrides, {
+    const price = this.rt.prices.lookup(cand.provider, cand.model, this.rt.state.snapshot.governance.pricingOverrides, {
       virtualKeyId: this.owners.vk?.id,
     });
     this.inputTokens ??= estimateInputTokens(this.body);
@@ -107,15 +113,19 @@ export class BudgetGuard {
     this.held = undefined;
     if (!held) return undefined;
     const price = keyId
-      ? (lookupPrice(held.cand.provider, held.cand.model, this.rt.state.snapshot.governance.pricingOverrides, {
-          virtualKeyId: this.owners.vk?.id,
-          providerKeyId: keyId,
-        }) ?? held.price)
+      ? (this.rt.prices.lookup(
+          held.cand.provider,
+          held.cand.model,
+          this.rt.state.snapshot.governance.pricingOverrides,
+          {
+            virtualKeyId: this.owners.vk?.id,
+            providerKeyId: keyId,
+          },
+        ) ?? held.price)
       : held.price;
     let cost: number;
     if (!price) {
-      this.rt.metrics.unpriced.inc({ provider: held.cand.provider, model: held.cand.model });
-      this.rt.logger.warn({ provider: held.cand.provider, model: held.cand.model }, 'model has no price; no cost charged');
+      reportUnpriced(this.rt, held.cand.provider, held.cand.model);
       cost = 0;
     } else if (usage) {
       cost = costNano(price.price, usageTokens(usage));
@@ -153,11 +163,33 @@ export class BudgetGuard {
   }
 
   /** The priced cost of a request outside governance (for logs), or undefined when unpriced. */
-  static costOf(rt: Runtime, provider: string, model: string, usage: Usage | undefined, keyId: string): number | undefined {
+  static costOf(
+    rt: Runtime,
+    provider: string,
+    model: string,
+    usage: Usage | undefined,
+    keyId: string,
+  ): number | undefined {
     if (!usage) return undefined;
-    const price = lookupPrice(provider, model, rt.state.snapshot.governance.pricingOverrides, { providerKeyId: keyId });
-    return price ? costNano(price.price, usageTokens(usage)) : undefined;
+    const price = rt.prices.lookup(provider, model, rt.state.snapshot.governance.pricingOverrides, {
+      providerKeyId: keyId,
+    });
+    if (!price) {
+      reportUnpriced(rt, provider, model);
+      return undefined;
+    }
+    return costNano(price.price, usageTokens(usage));
   }
+}
+
+/** Every unpriced request is counted; the warning is logged once per model and process (no log flood). */
+function reportUnpriced(rt: Runtime, provider: string, model: string): void {
+  rt.metrics.unpriced.inc({ provider, model });
+  if (!rt.prices.firstUnpriced(provider, model)) return;
+  rt.logger.warn(
+    { provider, model },
+    'model has no price: requests are served but no cost is charged; add a pricing override',
+  );
 }
 
 function usd(nano: number): string {

@@ -1,13 +1,13 @@
 // Runs one request over its candidates (primary, then fallbacks) and their keys: retries with backoff on
 // network errors and 5xx on the same key, rotation to another key on 429, every attempt in the trail.
 import type { Dispatcher } from 'undici';
+import type { Candidate } from '../governance/admission.ts';
 import { GatewayError } from '../http/errors.ts';
 import { ProviderError } from '../providers/errors.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/types.ts';
 import type { Coordinator } from '../state/coord/types.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
 import { backoffMs, eligibleKeys, keyServes, pickWeighted, upstreamModel } from './keys.ts';
-import type { Candidate } from '../governance/admission.ts';
 
 export interface Attempt {
   provider: string;
@@ -224,7 +224,10 @@ async function chooseKeys(
     }
     if (!keyServes(key, cand.model)) throw denied(cand, [key]);
     if (allowedIds && !allowedIds.includes(key.id)) {
-      throw new GatewayError('permission_denied', `pinned key ${key.name} is not in the virtual key's key_ids (rule: key_ids)`);
+      throw new GatewayError(
+        'permission_denied',
+        `pinned key ${key.name} is not in the virtual key's key_ids (rule: key_ids)`,
+      );
     }
     return { keys: [key], mode: 'pinned' };
   }

@@ -1,5 +1,7 @@
 // One inference request from parsed body to result: routing, governance admission, pinning, stickiness,
 // execution, settlement and logging.
+
+import type { Owners } from '../governance/limits.ts';
 import type { Principal } from '../http/auth.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/logs.ts';
@@ -14,17 +16,19 @@ type Headers = Record<string, string | string[] | undefined>;
 /** Headers a virtual key may never forward, whatever its allow-list says (credentials, hop-by-hop). */
 const NEVER_FORWARD = new Set([
   'authorization',
-  'x-api-key',
-  'x-gateway-vk',
-  'x-goog-api-key',
+  'proxy-authorization',
   'cookie',
   'host',
   'content-length',
   'content-type',
   'connection',
+  'keep-alive',
   'transfer-encoding',
-  'proxy-authorization',
+  'upgrade',
+  'te',
 ]);
+/** Credential-looking names (`x-api-key`, Azure `api-key`, `x-goog-api-key`, `x-amz-security-token`, ...). */
+const CREDENTIAL_HEADER = /(^|-)(api-?key|token|secret|password|signature|credential)s?(-|$)|^x-amz-/;
 
 export interface InferenceInput<Req> {
   id: string;
@@ -103,19 +107,30 @@ function run<T>(
     ...(guard.idle
       ? {}
       : {
-          admit: (cand) => guard.admit(cand, rt.state.snapshot.providers.get(cand.provider)?.network.timeout_ms ?? 300_000),
+          admit: (cand) =>
+            guard.admit(cand, rt.state.snapshot.providers.get(cand.provider)?.network.timeout_ms ?? 300_000),
         }),
     ...(forward ? { forwardHeaders: forward } : {}),
   });
 }
 
 /** The caller headers a virtual key's `allowed_extra_headers` lets through to the provider. */
-export function forwardHeaders(allowed: readonly string[] | undefined, headers: Headers): Record<string, string> | undefined {
+export function forwardHeaders(
+  allowed: readonly string[] | undefined,
+  headers: Headers,
+): Record<string, string> | undefined {
   if (!allowed || allowed.length === 0) return undefined;
   const all = allowed[0] === '*';
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || NEVER_FORWARD.has(name) || name.startsWith('x-gateway-')) continue;
+    if (
+      value === undefined ||
+      NEVER_FORWARD.has(name) ||
+      name.startsWith('x-gateway-') ||
+      CREDENTIAL_HEADER.test(name)
+    ) {
+      continue;
+    }
     if (all || allowed.includes(name)) out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return Object.keys(out).length > 0 ? out : undefined;
@@ -132,12 +147,16 @@ export interface LogFields {
   usage: UsageSummary | undefined;
   error: unknown;
   prepared: Prepared | undefined;
+  /** The caller's virtual key, team and customer (known even when routing denied the request). */
+  owners: Owners;
+  /** An upstream answered (a stream started): the request is charged even if it then failed. */
+  started: boolean;
   costNano: number | undefined;
 }
 
 export function logRequest(rt: Runtime, f: LogFields): void {
   const o = f.outcome;
-  const owners = f.prepared?.routed.owners;
+  const owners = f.owners;
   const entry: RequestLog = {
     id: f.id,
     created_at: new Date(f.startedAt),
@@ -157,16 +176,14 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     completion_tokens: f.usage?.completion_tokens ?? null,
     total_tokens: f.usage?.total_tokens ?? null,
     error: f.error ?? null,
-    virtual_key_id: owners?.vk?.id ?? null,
-    team_id: owners?.team?.id ?? null,
-    customer_id: owners?.customer?.id ?? null,
+    virtual_key_id: owners.vk?.id ?? null,
+    team_id: owners.team?.id ?? null,
+    customer_id: owners.customer?.id ?? null,
     cost_nano: f.costNano ?? null,
     routing_rule_id: f.prepared?.routed.ruleId ?? null,
   };
   rt.logWriter.push(entry);
-  const labels = { provider: entry.provider ?? 'none', request_type: f.requestType };
-  rt.metrics.requests.inc({ ...labels, status: entry.status });
-  rt.metrics.duration.observe(labels, entry.latency_ms / 1000);
+  rt.metrics.recordRequest(entry.provider ?? 'none', f.requestType, entry.status, entry.latency_ms / 1000);
 }
 
 /**
@@ -179,9 +196,11 @@ export async function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): Promi
     const guard = f.prepared?.guard;
     const o = f.outcome;
     if (guard && !guard.idle) {
-      costNano = f.error === undefined ? await guard.settle(f.usage, o?.selectedKeyId || undefined) : undefined;
-      if (f.error !== undefined) await guard.release();
-    } else if (o && f.error === undefined) {
+      // A stream that started and then broke (or was abandoned) produced output: it is charged (its
+      // reservation when no usage arrived); a request that failed before any answer is released.
+      if (f.error === undefined || f.started) costNano = await guard.settle(f.usage, o?.selectedKeyId || undefined);
+      else await guard.release();
+    } else if (o && (f.error === undefined || f.started)) {
       costNano = BudgetGuard.costOf(rt, o.provider, o.resolvedModel, f.usage, o.selectedKeyId);
     }
   } catch (err) {

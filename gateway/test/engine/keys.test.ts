@@ -38,7 +38,10 @@ describe('weighted selection', () => {
   it('chooses in proportion to weight', () => {
     const keys = [key('a', ['*'], 1), key('b', ['*'], 3)];
     let seed = 0;
-    const random = () => (seed = (seed * 9301 + 49297) % 233280) / 233280;
+    const random = () => {
+      seed = (seed * 9301 + 49297) % 233280;
+      return seed / 233280;
+    };
     const counts = { a: 0, b: 0 };
     for (let i = 0; i < 4000; i++) counts[pickWeighted(keys, random)!.id as 'a' | 'b']++;
     expect(counts.b / counts.a).toBeGreaterThan(2.5);

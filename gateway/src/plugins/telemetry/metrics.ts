@@ -8,26 +8,41 @@ export interface Metrics {
   /** Requests whose model has no price: cost cannot be charged (visible, never a silent zero). */
   unpriced: Counter<'provider' | 'model'>;
   denials: Counter<'reason'>;
+  /** Counts one finished inference request (label children cached: no label hashing per request). */
+  recordRequest(provider: string, requestType: string, status: string, seconds: number): void;
 }
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'gateway_requests_total',
+    help: 'Inference requests by provider, request type and outcome',
+    labelNames: ['provider', 'request_type', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Inference request duration, including upstream time',
+    labelNames: ['provider', 'request_type'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   return {
     registry,
-    requests: new Counter({
-      name: 'gateway_requests_total',
-      help: 'Inference requests by provider, request type and outcome',
-      labelNames: ['provider', 'request_type', 'status'],
-      registers: [registry],
-    }),
-    duration: new Histogram({
-      name: 'gateway_request_duration_seconds',
-      help: 'Inference request duration, including upstream time',
-      labelNames: ['provider', 'request_type'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
-      registers: [registry],
-    }),
+    requests,
+    duration,
+    recordRequest(provider, requestType, status, seconds) {
+      const key = `${provider}\u0000${requestType}\u0000${status}`;
+      let c = children.get(key);
+      if (!c) {
+        c = { count: requests.labels(provider, requestType, status), time: duration.labels(provider, requestType) };
+        children.set(key, c);
+      }
+      c.count.inc();
+      c.time.observe(seconds);
+    },
     unpriced: new Counter({
       name: 'gateway_unpriced_requests_total',
       help: 'Requests served by a model without a price (no cost charged)',

@@ -14,6 +14,7 @@ import {
   runUnary,
 } from '../../engine/inference.ts';
 import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
+import { ownersOf } from '../../engine/route-request.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from '../../http/errors.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { startSse, writeEvent } from '../../http/sse.ts';
@@ -34,7 +35,13 @@ export interface RouteDef<Req extends ModelBody, Res, Chunk> {
   sse?: 'done-sentinel' | 'named-events';
 }
 
-type Finish = (outcome: ExecOutcome | undefined, status: number, usage: UsageSummary | undefined, error: unknown) => void;
+type Finish = (
+  outcome: ExecOutcome | undefined,
+  status: number,
+  usage: UsageSummary | undefined,
+  error: unknown,
+  started: boolean,
+) => void;
 
 export function registerInferenceRoute<Req extends ModelBody, Res extends object, Chunk extends object>(
   app: FastifyInstance,
@@ -67,7 +74,8 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
       startedAt,
     };
     let prepared: Prepared | undefined;
-    const done: Finish = (outcome, statusCode, usage, error) =>
+    const owners = ownersOf(rt, request.principal);
+    const done: Finish = (outcome, statusCode, usage, error, started) =>
       void finish(rt, {
         id,
         requestType: def.spec.requestType,
@@ -79,13 +87,15 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
         usage,
         error,
         prepared,
+        owners,
+        started,
       });
 
     try {
       prepared = prepare(rt, input);
       if (!stream) {
         const { value, outcome } = await runUnary(rt, def.spec, input, prepared);
-        done(outcome, 200, def.spec.usage(value), undefined);
+        done(outcome, 200, def.spec.usage(value), undefined, true);
         reply.header('x-gateway-request-id', id);
         if (prepared.guard.headers) reply.headers(prepared.guard.headers);
         return { ...value, extra_fields: extraOf(def, body.model, outcome) };
@@ -97,13 +107,13 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
       }
       const { value, outcome } = await runStream(rt, def.spec, input, prepared);
       const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
-      await pipeStream(rt, reply, request, def, value, outcome, body.model, headers, callerWantsUsage, done);
+      await pipeStream(rt, reply, request, def, value, outcome, body.model, headers, callerWantsUsage, ac.signal, done);
       return reply;
     } catch (err) {
       const outcome = outcomeOfError(err);
       const cause = causeOf(err);
       const env = toEnvelope(cause, id);
-      done(outcome, env.status_code, undefined, env.error);
+      done(outcome, env.status_code, undefined, env.error, false);
       throw new RequestError(cause, errorExtra(def, body.model, outcome));
     }
   });
@@ -119,8 +129,10 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
   model: string,
   headers: Record<string, string>,
   callerWantsUsage: boolean,
+  clientGone: AbortSignal,
   done: Finish,
 ): Promise<void> {
+  const closed = { type: 'client_closed', message: 'client closed the stream' };
   reply.hijack();
   const res = reply.raw;
   startSse(res, headers);
@@ -138,19 +150,24 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
       const type = named ? (chunk as { type?: unknown }).type : undefined;
       const ok = await writeEvent(res, JSON.stringify(out), typeof type === 'string' ? type : undefined);
       if (!ok) {
-        done(outcome, 499, usage, { type: 'client_closed', message: 'client closed the stream' });
+        done(outcome, 499, usage, closed, true);
         return;
       }
     }
     if (!named) await writeEvent(res, '[DONE]');
     res.end();
-    done(outcome, 200, usage, undefined);
+    done(outcome, 200, usage, undefined, true);
   } catch (err) {
+    // The client went away: the upstream read was aborted on purpose, not an upstream failure.
+    if (clientGone.aborted) {
+      done(outcome, 499, usage, closed, true);
+      return;
+    }
     // Headers are sent: the error travels as a last event in the envelope shape, then the stream ends.
     const env = toEnvelope(err, request.id, errorExtra(def, model, outcome));
     await writeEvent(res, JSON.stringify(env), named ? 'error' : undefined);
     res.end();
-    done(outcome, env.status_code, usage, env.error);
+    done(outcome, env.status_code, usage, env.error, true);
     rt.logger.warn({ request_id: request.id, err: env.error.message }, 'stream failed after it started');
   }
 }

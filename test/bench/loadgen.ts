@@ -14,6 +14,8 @@ export interface Endpoint {
   path: string;
   /** Serialised request body, sent as is by every request. */
   body: Buffer;
+  /** Headers sent besides content-type and accept (e.g. a virtual key). */
+  headers?: Record<string, string>;
 }
 
 export interface OpenLoopOptions {
@@ -49,6 +51,11 @@ export interface RunStats {
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const DONE_MARK = Buffer.from('[DONE]');
+
+/** Built once per run: every request of the run shares the object. */
+function headersOf(target: Endpoint): Record<string, string> {
+  return target.headers === undefined ? HEADERS : { ...HEADERS, ...target.headers };
+}
 
 class Run {
   sent = 0;
@@ -262,7 +269,7 @@ export async function openLoop(target: Endpoint, options: OpenLoopOptions, strea
   const dispatchOptions: Dispatcher.DispatchOptions = {
     path: target.path,
     method: 'POST',
-    headers: HEADERS,
+    headers: headersOf(target),
     body: target.body,
   };
   const start = performance.now() + 2;
@@ -299,7 +306,7 @@ export async function closedLoop(target: Endpoint, concurrency: number, seconds:
   const dispatchOptions: Dispatcher.DispatchOptions = {
     path: target.path,
     method: 'POST',
-    headers: HEADERS,
+    headers: headersOf(target),
     body: target.body,
   };
   const start = performance.now();

@@ -1,12 +1,22 @@
 // Turns the measurements of one run into the markdown tables that docs/benchmarks.md quotes, and
 // checks them against the issue's targets. Pure: no I/O, numbers in, text out.
 import type { RunStats } from './loadgen.ts';
+import { type Check, errorsCell, fmtRatio, mb, ms, ratio, signedMs, table } from './report-format.ts';
+import {
+  GOVERNED,
+  type GovernanceRun,
+  governanceChecks,
+  governanceNotes,
+  governanceTable,
+} from './report-governance.ts';
 
-export type TargetName = 'direct' | 'passthrough' | 'gateway';
+/** `gateway+governance` is the same gateway process as `gateway`, called with a virtual key. */
+export type TargetName = 'direct' | 'passthrough' | 'gateway' | 'gateway+governance';
 export const LABELS: Record<TargetName, string> = {
   direct: 'mock, direct',
   passthrough: 'fastify+undici pass-through',
   gateway: 'gateway',
+  'gateway+governance': 'gateway+governance',
 };
 
 export interface Phase {
@@ -26,11 +36,17 @@ export interface Settings {
   streamGapMs: number;
 }
 
+export { GOVERNED, type GovernanceRun };
+
 export interface Results {
   settings: Settings;
   targets: TargetName[];
   /** Why the gateway was not measured, if it was not. */
   gatewaySkipped: string | undefined;
+  /** Why `gateway+governance` was not measured although wanted, if it was not. */
+  governanceSkipped: string | undefined;
+  /** How governance was exercised, when `gateway+governance` was measured. */
+  governance: GovernanceRun | undefined;
   rates: Map<number, Map<TargetName, Phase>>;
   saturation: Map<TargetName, Phase>;
   streaming: Map<TargetName, Phase>;
@@ -41,21 +57,6 @@ export interface Results {
 const RSS_LIMIT_MB = 200;
 type Percent = 'p50' | 'p99';
 const PERCENTS: readonly Percent[] = ['p50', 'p99'];
-
-const ms = (us: number): string => (us / 1000).toFixed(3);
-const signedMs = (us: number): string => (us >= 0 ? '+' : '') + ms(us);
-const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : (bytes / 2 ** 20).toFixed(1));
-const ratio = (a: number, b: number): number | undefined => (b > 0 ? a / b : undefined);
-const fmtRatio = (r: number | undefined): string => (r === undefined ? 'n/a' : r.toFixed(2) + 'x');
-
-function table(head: string[], rows: string[][]): string {
-  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
-  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
-}
-
-function errorsCell(stats: RunStats): string {
-  return stats.errors === 0 ? '0' : `${stats.errors} (${stats.firstError ?? '?'})`;
-}
 
 /** Added latency of `target` over direct-to-mock at one rate, µs, or undefined if either is missing. */
 function added(phases: Map<TargetName, Phase> | undefined, target: TargetName, p: Percent): number | undefined {
@@ -120,7 +121,8 @@ function saturationTable(r: Results): string {
     const phase = r.saturation.get(target);
     if (phase === undefined) return [LABELS[target], 'not yet measured', '', '', '', '', ''];
     const s = phase.stats.latency.summary();
-    const vsPt = target === 'gateway' && pt !== undefined ? fmtRatio(ratio(phase.stats.throughput, pt)) : '';
+    const isGateway = target === 'gateway' || target === GOVERNED;
+    const vsPt = isGateway && pt !== undefined ? fmtRatio(ratio(phase.stats.throughput, pt)) : '';
     return [
       LABELS[target],
       phase.stats.throughput.toFixed(0),
@@ -135,11 +137,14 @@ function saturationTable(r: Results): string {
 }
 
 function memoryTable(r: Results): string {
-  const rows = r.targets.map((target) => {
-    const name = target === 'direct' ? 'mock upstream' : LABELS[target];
-    if (!r.rssPeak.has(target) && !r.rssIdle.has(target)) return [name, 'not yet measured', ''];
-    return [name, mb(r.rssIdle.get(target)), mb(r.rssPeak.get(target))];
-  });
+  // The governed target is the gateway's own process: one row.
+  const rows = r.targets
+    .filter((t) => t !== GOVERNED)
+    .map((target) => {
+      const name = target === 'direct' ? 'mock upstream' : LABELS[target];
+      if (!r.rssPeak.has(target) && !r.rssIdle.has(target)) return [name, 'not yet measured', ''];
+      return [name, mb(r.rssIdle.get(target)), mb(r.rssPeak.get(target))];
+    });
   return table(['process', 'RSS after start, MB', 'peak RSS under load, MB'], rows);
 }
 
@@ -183,13 +188,6 @@ function streamingTable(r: Results): string {
   return table([...head, 'min', 'streams < half', 'buffered'], rows);
 }
 
-interface Check {
-  name: string;
-  measured: string;
-  limit: string;
-  met: boolean | undefined;
-}
-
 export function checks(r: Results): Check[] {
   const at1000 = r.rates.get(1000);
   const out: Check[] = [];
@@ -215,6 +213,7 @@ export function checks(r: Results): Check[] {
       met: q === undefined ? undefined : q <= limit,
     });
   }
+  if (r.targets.includes(GOVERNED)) out.push(...governanceChecks(r));
   const gwSat = r.saturation.get('gateway')?.stats.throughput;
   const ptSat = r.saturation.get('passthrough')?.stats.throughput;
   const satRatio = gwSat === undefined || ptSat === undefined ? undefined : ratio(gwSat, ptSat);
@@ -274,6 +273,13 @@ export function render(r: Results): string {
     latencyTable(r),
     '### Added latency: gateway vs pass-through (added = target minus direct-to-mock at the same rate)',
     addedTable(r),
+    ...(r.targets.includes(GOVERNED)
+      ? [
+          '### Governance: gateway+governance minus gateway at the same rate (a virtual key with a budget and a rate limit)',
+          governanceTable(r),
+          governanceNotes(r),
+        ].filter((part) => part !== '')
+      : []),
     `### Saturation (closed loop, ${s.concurrency} connections, ${s.saturationSeconds} s)`,
     saturationTable(r),
     '### Memory',
@@ -287,5 +293,6 @@ export function render(r: Results): string {
     ),
   ];
   if (r.gatewaySkipped !== undefined) parts.push(`Gateway not measured: ${r.gatewaySkipped}`);
+  if (r.governanceSkipped !== undefined) parts.push(`gateway+governance not measured: ${r.governanceSkipped}`);
   return parts.join('\n\n');
 }

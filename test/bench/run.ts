@@ -3,17 +3,21 @@
 // and prints markdown for docs/benchmarks.md (progress goes to stderr, the report to stdout).
 // Knobs (env): BENCH_SECONDS, BENCH_RATES, BENCH_WARMUP_SECONDS, BENCH_SAT_SECONDS, BENCH_CONCURRENCY,
 // BENCH_ROUNDS, BENCH_STREAM_RATE, BENCH_STREAM_SECONDS, BENCH_STREAM_CHUNKS, BENCH_STREAM_GAP_MS, BENCH_TARGETS,
-// BENCH_DB=postgres (gateway on a throwaway Postgres instead of PGlite), BENCH_CPU_PROF=1 (or --cpu-prof).
+// BENCH_DB=postgres (gateway on a throwaway Postgres and Redis instead of PGlite and the in-process
+// coordinator), BENCH_CPU_PROF=1 (or --cpu-prof). `gateway+governance` is the same gateway process called
+// with a virtual key that has a budget and a rate limit (governance.ts).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../harness/ports.ts';
 import { type PostgresServer, startPostgres } from '../harness/postgres.ts';
+import { type RedisServer, startRedis } from '../harness/redis.ts';
+import { readEvidence, setUpGovernance } from './governance.ts';
 import { closedLoop, type Endpoint, mergeStats, openLoop, type RunStats } from './loadgen.ts';
 import { cpuMs, exited, forkServer, killAllNow, RssSampler, rssBytes, type Spawned, stop } from './procs.ts';
-import { LABELS, type Phase, type Results, render, type Settings, type TargetName } from './report.ts';
-import { startGateway } from './start-gateway.ts';
+import { GOVERNED, LABELS, type Phase, type Results, render, type Settings, type TargetName } from './report.ts';
+import { ADMIN_KEY, startGateway } from './start-gateway.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -42,9 +46,15 @@ const cpuProf = process.argv.includes('--cpu-prof') || process.env.BENCH_CPU_PRO
 const usePostgres = process.env.BENCH_DB === 'postgres';
 /** Started outside our process tree (pg_ctl daemonises), so it is stopped explicitly on every exit path. */
 let postgres: PostgresServer | undefined;
+/** With Postgres, the production shape: Redis coordinates admission. Not in procs.ts's set: stopped with Postgres. */
+let redis: RedisServer | undefined;
 /** Removed at the end, whatever happened (the CPU profile directory is kept). */
 const tempDirs: string[] = [];
-const wanted = (process.env.BENCH_TARGETS ?? 'direct,passthrough,gateway').split(',').map((t) => t.trim());
+const wanted = (process.env.BENCH_TARGETS ?? `direct,passthrough,gateway,${GOVERNED}`).split(',').map((t) => t.trim());
+/** gateway+governance is measured against the plain gateway, so it brings the gateway along. */
+const wantsGoverned = wanted.includes(GOVERNED);
+const wantsGateway = wanted.includes('gateway') || wantsGoverned;
+const MODEL = 'openai/gpt-4o-mini';
 const rounds = Math.round(num('BENCH_ROUNDS', 5));
 const PAUSE_MS = 200;
 
@@ -82,7 +92,7 @@ function header(): string {
       `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Linux ${os.release()}, ` +
       `node ${process.version}, fastify ${version('fastify')}, undici ${version('undici')}; load average at start ${load}`,
     '',
-    `Gateway database: ${usePostgres ? 'Postgres 15 on loopback (BENCH_DB=postgres)' : 'embedded PGlite, in the gateway process (the default)'}. ` +
+    `Gateway database: ${usePostgres ? 'Postgres 15 on loopback, coordinator: Redis on loopback (BENCH_DB=postgres)' : 'embedded PGlite, in the gateway process, and the in-process coordinator (the default)'}. ` +
       `Settings: rates ${settings.rates.join(', ')} req/s x ${settings.seconds} s per target, warm-up ${warmupSeconds} s ` +
       `per target, saturation ${settings.concurrency} connections x ${settings.saturationSeconds} s, ` +
       `streams ${settings.streamRate}/s x ${settings.streamSeconds} s of ${settings.streamChunks} chunks ` +
@@ -102,15 +112,25 @@ function chatBody(model: string, stream: boolean): Buffer {
   return Buffer.from(JSON.stringify(stream ? { ...body, stream: true } : body));
 }
 
-function target(name: TargetName, pid: number, port: number, model: string): Target {
+function target(name: TargetName, pid: number, port: number, model: string, headers?: Record<string, string>): Target {
   const origin = `http://127.0.0.1:${port}`;
   const path = '/v1/chat/completions';
   return {
     name,
     pid,
-    json: { origin, path, body: chatBody(model, false) },
-    stream: { origin, path, body: chatBody(model, true) },
+    json: { origin, path, body: chatBody(model, false), headers },
+    stream: { origin, path, body: chatBody(model, true), headers },
   };
+}
+
+/** Requests sent with the virtual key, to compare with what its rate limit counted. */
+let governedSent = 0;
+
+/** Runs one measurement of `t`, counting what the governed target sends. */
+async function measure(t: Target, run: Promise<RunStats>): Promise<RunStats> {
+  const stats = await run;
+  if (t.name === GOVERNED) governedSent += stats.sent;
+  return stats;
 }
 
 /**
@@ -126,7 +146,7 @@ async function interleaved(
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
       const before = await cpuMs(t.pid);
-      const stats = await slice(t, 1 / rounds);
+      const stats = await measure(t, slice(t, 1 / rounds));
       const after = await cpuMs(t.pid);
       const entry = slices.get(t.name) ?? { stats: [], cpuMs: 0 };
       entry.stats.push(stats);
@@ -156,6 +176,8 @@ async function main(): Promise<void> {
     settings,
     targets: [],
     gatewaySkipped: undefined,
+    governanceSkipped: undefined,
+    governance: undefined,
     rates: new Map(),
     saturation: new Map(),
     streaming: new Map(),
@@ -180,7 +202,9 @@ async function main(): Promise<void> {
 
   let gateway: Spawned | undefined;
   let profDir: string | undefined;
-  if (wanted.includes('gateway')) {
+  let gatewayOrigin: string | undefined;
+  let vkValue: string | undefined;
+  if (wantsGateway) {
     if (cpuProf) profDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-cpuprof-'));
     const port = await freePort();
     const gatewayDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
@@ -188,13 +212,29 @@ async function main(): Promise<void> {
     if (usePostgres) {
       postgres = await startPostgres();
       log(`Postgres for the gateway on port ${postgres.port}`);
+      redis = await startRedis();
+      log(`Redis for the gateway's coordinator on port ${redis.port}`);
     }
     const databaseUrl = postgres?.url;
-    const started = await startGateway({ root: ROOT, dir: gatewayDir, port, mockOrigin, databaseUrl, profDir, log });
+    const redisUrl = redis?.url;
+    const options = { root: ROOT, dir: gatewayDir, port, mockOrigin, databaseUrl, redisUrl, profDir, log };
+    const started = await startGateway(options);
     if (started.ok) {
       gateway = started.gateway;
+      gatewayOrigin = `http://127.0.0.1:${port}`;
       log(`gateway pid ${gateway.pid} on port ${port}${profDir ? ` (CPU profile into ${profDir})` : ''}`);
-      targets.push(target('gateway', gateway.pid, port, 'openai/gpt-4o-mini'));
+      targets.push(target('gateway', gateway.pid, port, MODEL));
+      if (wantsGoverned) {
+        const governed = await setUpGovernance(gatewayOrigin, ADMIN_KEY, MODEL, log);
+        if (governed.ok) {
+          vkValue = governed.vkValue;
+          governedSent += 2; // the plain and the streamed check that passed
+          targets.push(target(GOVERNED, gateway.pid, port, MODEL, { 'x-gateway-vk': vkValue }));
+        } else {
+          results.governanceSkipped = governed.reason;
+          log(`SKIPPING the ${GOVERNED} target: ${governed.reason}`);
+        }
+      }
     } else {
       results.gatewaySkipped = started.reason;
       log(`SKIPPING the gateway target: ${started.reason}`);
@@ -203,7 +243,8 @@ async function main(): Promise<void> {
   // A wanted gateway that did not start still gets its rows, marked as not measured.
   results.targets = ['direct'];
   if (wanted.includes('passthrough')) results.targets.push('passthrough');
-  if (wanted.includes('gateway')) results.targets.push('gateway');
+  if (wantsGateway) results.targets.push('gateway');
+  if (wantsGoverned) results.targets.push(GOVERNED);
 
   for (const t of targets) {
     const rss = await rssBytes(t.pid);
@@ -214,8 +255,8 @@ async function main(): Promise<void> {
 
   log(`warm-up: ${warmupSeconds} s at 1,000 req/s and ${Math.min(warmupSeconds, 2)} s of streams per target`);
   for (const t of targets) {
-    await openLoop(t.json, { rate: 1000, seconds: warmupSeconds });
-    await openLoop(t.stream, { rate: settings.streamRate, seconds: Math.min(warmupSeconds, 2) }, true);
+    await measure(t, openLoop(t.json, { rate: 1000, seconds: warmupSeconds }));
+    await measure(t, openLoop(t.stream, { rate: settings.streamRate, seconds: Math.min(warmupSeconds, 2) }, true));
     await sleep(PAUSE_MS);
   }
 
@@ -237,6 +278,14 @@ async function main(): Promise<void> {
   for (const t of targets) {
     const peak = sampler.peak(t.pid);
     if (peak !== undefined) results.rssPeak.set(t.name, peak);
+  }
+  if (gatewayOrigin !== undefined && vkValue !== undefined) {
+    await sleep(1_000); // settlement (the real cost) follows each answer: let the last ones land
+    results.governance = {
+      coordinator: redis === undefined ? 'in-process' : 'Redis on loopback',
+      sent: governedSent,
+      evidence: await readEvidence(gatewayOrigin, vkValue),
+    };
   }
 
   const notes: string[] = [];
@@ -273,23 +322,27 @@ async function main(): Promise<void> {
   process.stdout.write(`${render(results)}\n\n${notes.join('\n\n')}\n`);
 }
 
-async function stopPostgres(): Promise<void> {
+/** Stops the throwaway Postgres and Redis, if started; safe to call more than once. */
+async function stopServices(): Promise<void> {
   const pg = postgres;
+  const rd = redis;
   postgres = undefined;
-  if (pg !== undefined) await pg.stop();
+  redis = undefined;
+  await Promise.all([pg?.stop(), rd?.stop()]);
 }
 
 // Bounded: whatever happens, children are killed and the run ends.
+const targetCount = 4; // at most: direct, pass-through, gateway, gateway+governance
 const budgetS =
-  3 * (warmupSeconds + 3 + settings.saturationSeconds + settings.streamSeconds) +
-  (settings.rates.length + 2) * 3 * rounds * 0.5 +
-  settings.rates.length * 3 * settings.seconds +
+  targetCount * (warmupSeconds + 3 + settings.saturationSeconds + settings.streamSeconds) +
+  (settings.rates.length + 2) * targetCount * rounds * 0.5 +
+  settings.rates.length * targetCount * settings.seconds +
   60;
 const watchdog = setTimeout(
   () => {
     log(`the run took more than ${2 * budgetS + 120} s; stopping`);
     killAllNow();
-    void stopPostgres().finally(() => process.exit(1));
+    void stopServices().finally(() => process.exit(1));
   },
   (2 * budgetS + 120) * 1000,
 );
@@ -298,7 +351,7 @@ const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 for (const signal of signals) {
   process.on(signal, () => {
     killAllNow();
-    void stopPostgres().finally(() => process.exit(130));
+    void stopServices().finally(() => process.exit(130));
   });
 }
 
@@ -309,7 +362,7 @@ try {
   process.exitCode = 1;
 } finally {
   killAllNow();
-  await stopPostgres();
+  await stopServices();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
 process.exit();

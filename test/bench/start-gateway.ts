@@ -14,6 +14,8 @@ export interface GatewayOptions {
   mockOrigin: string;
   /** Postgres to use instead of the embedded PGlite. */
   databaseUrl: string | undefined;
+  /** Redis for the coordinator (rate limits, budget reservations) instead of the in-process one. */
+  redisUrl: string | undefined;
   /** When set, run node with --cpu-prof into this directory. */
   profDir: string | undefined;
   log: (message: string) => void;
@@ -22,6 +24,8 @@ export interface GatewayOptions {
 export type Started = { ok: true; gateway: Spawned } | { ok: false; reason: string };
 
 const HEALTH_TIMEOUT_MS = 20_000;
+/** GATEWAY_ADMIN_API_KEY of the bench's gateway (loopback only, thrown away with it). */
+export const ADMIN_KEY = 'bench-admin-key-123';
 
 export async function startGateway(o: GatewayOptions): Promise<Started> {
   const configPath = path.join(o.dir, 'config.json');
@@ -43,9 +47,12 @@ export async function startGateway(o: GatewayOptions): Promise<Started> {
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_DATA_DIR: path.join(o.dir, 'data'),
       GATEWAY_LOG_LEVEL: 'warn',
-      GATEWAY_ADMIN_API_KEY: 'bench-admin-key-123',
+      GATEWAY_ADMIN_API_KEY: ADMIN_KEY,
       GATEWAY_CONFIG: configPath,
-      ...(o.databaseUrl ? { DATABASE_URL: o.databaseUrl } : {}),
+      // Empty means unset to the gateway: a DATABASE_URL or REDIS_URL in the caller's shell must not leak in.
+      DATABASE_URL: o.databaseUrl ?? '',
+      REDIS_URL: o.redisUrl ?? '',
+      GATEWAY_REDIS_PREFIX: '',
     },
     o.root,
   );

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './http/auth.ts';
-import { registerCors } from './http/cors.ts';
+import { applyCors } from './http/cors.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
 import { RequestError } from './http/request-error.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
@@ -64,40 +64,47 @@ export function buildApp(rt: Runtime): App {
     parseJson(req, text, done);
   });
   app.decorateRequest('principal', null);
-  // Before authentication: a browser's preflight carries no credentials.
-  registerCors(app, rt);
+  const lookupVk = (hash: string) => rt.state.snapshot.governance.virtualKeysByHash.get(hash);
 
-  app.addHook('onRequest', async (request) => {
-    const url = request.url;
-    const limit = rt.state.snapshot.client.max_request_body_size_mb * MB;
-    const len = Number(request.headers['content-length'] ?? 0);
-    if (len > limit) {
-      throw new GatewayError(
-        'payload_too_large',
-        `request body of ${len} bytes exceeds the limit of ${rt.state.snapshot.client.max_request_body_size_mb} MB`,
-      );
-    }
+  // One synchronous hook for every request: CORS (before authentication: a preflight carries no
+  // credentials), the body size limit, then who is calling.
+  app.addHook('onRequest', (request, reply, done) => {
     const snap = rt.state.snapshot;
-    if (url.startsWith('/api/')) {
-      if (url.split('?')[0] === QUOTA_PATH) {
-        const vk = request.headers['x-gateway-vk'];
-        if (typeof vk !== 'string') {
-          throw new GatewayError('authentication_failed', 'send the virtual key in the x-gateway-vk header');
-        }
-        request.principal = virtualKey(vk, (h) => snap.governance.virtualKeysByHash.get(h), rt.now());
-      } else {
-        request.principal = authenticateAdmin(request.headers, rt.auth, snap.adminKeyHashes);
+    try {
+      if (applyCors(request, reply, snap.client.allowed_origins)) return;
+      const len = Number(request.headers['content-length'] ?? 0);
+      if (len > snap.client.max_request_body_size_mb * MB) {
+        throw new GatewayError(
+          'payload_too_large',
+          `request body of ${len} bytes exceeds the limit of ${snap.client.max_request_body_size_mb} MB`,
+        );
       }
-    } else if (url.startsWith('/v1/')) {
-      request.principal = authenticateInference(
-        request.headers,
-        rt.auth,
-        snap.adminKeyHashes,
-        snap.client.enforce_auth_on_inference,
-        (h) => snap.governance.virtualKeysByHash.get(h),
-        rt.now(),
-      );
+      const url = request.url;
+      if (url.startsWith('/v1/')) {
+        request.principal = authenticateInference(
+          request.headers,
+          rt.auth,
+          snap.adminKeyHashes,
+          snap.client.enforce_auth_on_inference,
+          lookupVk,
+          rt.now(),
+        );
+      } else if (url.startsWith('/api/')) {
+        if (url.split('?')[0] === QUOTA_PATH) {
+          const vk = request.headers['x-gateway-vk'];
+          if (typeof vk !== 'string') {
+            throw new GatewayError('authentication_failed', 'send the virtual key in the x-gateway-vk header');
+          }
+          request.principal = virtualKey(vk, lookupVk, rt.now());
+        } else {
+          request.principal = authenticateAdmin(request.headers, rt.auth, snap.adminKeyHashes);
+        }
+      }
+    } catch (err) {
+      done(err instanceof Error ? err : new Error(String(err)));
+      return;
     }
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {

@@ -27,6 +27,9 @@ const HEALTH_TIMEOUT_MS = 20_000;
 /** GATEWAY_ADMIN_API_KEY of the bench's gateway (loopback only, thrown away with it). */
 export const ADMIN_KEY = 'bench-admin-key-123';
 
+/** Node flags the gateway ships with (see Makefile and Dockerfile). */
+export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=8'];
+
 export async function startGateway(o: GatewayOptions): Promise<Started> {
   const configPath = path.join(o.dir, 'config.json');
   const config = {
@@ -39,7 +42,8 @@ export async function startGateway(o: GatewayOptions): Promise<Started> {
     },
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
-  const nodeArgs = o.profDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profDir}`] : [];
+  // The gateway runs as it is shipped (Makefile `run`, Dockerfile): with a capped young generation.
+  const nodeArgs = [...GATEWAY_NODE_FLAGS, ...(o.profDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profDir}`] : [])];
   const gateway = spawnQuiet(
     [...nodeArgs, 'gateway/src/main.ts'],
     {

@@ -1,7 +1,6 @@
 // CORS for browser clients, from client.allowed_origins: exact origins or `*`. Not listed: no CORS headers,
 // and a preflight is answered 403 so the browser stops.
-import type { FastifyInstance } from 'fastify';
-import type { Runtime } from '../runtime.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const ALLOW_HEADERS =
   'authorization, content-type, x-api-key, x-gateway-vk, x-gateway-key-id, x-gateway-key-name, x-gateway-session-id';
@@ -11,24 +10,27 @@ export function allowedOrigin(origin: string, allowed: readonly string[]): strin
   return allowed.includes(origin) ? origin : undefined;
 }
 
-export function registerCors(app: FastifyInstance, rt: Runtime): void {
-  app.addHook('onRequest', async (request, reply) => {
-    const origin = request.headers.origin;
-    if (!origin) return;
-    const allow = allowedOrigin(origin, rt.state.snapshot.client.allowed_origins);
-    const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
-    if (!allow) {
-      if (preflight) return reply.code(403).send();
-      return;
-    }
-    reply.header('access-control-allow-origin', allow);
-    reply.header('access-control-expose-headers', 'x-gateway-request-id, retry-after');
-    if (allow !== '*') reply.header('vary', 'Origin');
-    if (preflight) {
-      reply.header('access-control-allow-methods', 'GET, POST, PUT, DELETE, OPTIONS');
-      reply.header('access-control-allow-headers', ALLOW_HEADERS);
-      reply.header('access-control-max-age', '600');
-      return reply.code(204).send();
-    }
-  });
+/**
+ * Sets the CORS headers of an allowed origin; answers a preflight itself (204, or 403 for an origin not
+ * allowed) and then returns true: the request is done.
+ */
+export function applyCors(request: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): boolean {
+  const origin = request.headers.origin;
+  if (!origin) return false;
+  const allow = allowedOrigin(origin, allowed);
+  const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+  if (!allow) {
+    if (!preflight) return false;
+    reply.code(403).send();
+    return true;
+  }
+  reply.header('access-control-allow-origin', allow);
+  reply.header('access-control-expose-headers', 'x-gateway-request-id, retry-after');
+  if (allow !== '*') reply.header('vary', 'Origin');
+  if (!preflight) return false;
+  reply.header('access-control-allow-methods', 'GET, POST, PUT, DELETE, OPTIONS');
+  reply.header('access-control-allow-headers', ALLOW_HEADERS);
+  reply.header('access-control-max-age', '600');
+  reply.code(204).send();
+  return true;
 }

@@ -98,7 +98,9 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
         done(outcome, 200, def.spec.usage(value), undefined, true);
         reply.header('x-gateway-request-id', id);
         if (prepared.guard.headers) reply.headers(prepared.guard.headers);
-        return { ...value, extra_fields: extraOf(def, body.model, outcome) };
+        // The response object was parsed for this request alone: annotate it in place rather than copy it.
+        Object.assign(value, { extra_fields: extraOf(def, body.model, outcome) });
+        return value;
       }
       // Usage is needed to charge a governed stream: ask for it, and drop the usage-only chunk if the caller didn't.
       const callerWantsUsage = body.stream_options?.include_usage === true;

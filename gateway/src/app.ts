@@ -1,5 +1,4 @@
 // Builds the fastify instance from a Runtime: hooks for auth and limits, the error envelope, the routes.
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './http/auth.ts';
 import { applyCors } from './http/cors.ts';
@@ -19,6 +18,7 @@ import { registerHealthRoutes } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
 import type { Runtime } from './runtime.ts';
+import { timeOrderedId } from './state/ids.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +44,7 @@ export function buildApp(rt: Runtime): App {
   const app = Fastify({
     logger: false,
     bodyLimit: HARD_BODY_LIMIT,
-    genReqId: () => randomUUID(),
+    genReqId: () => timeOrderedId(),
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -13,3 +13,13 @@ export function stableId(...parts: string[]): string {
 export function sha256Hex(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
 }
+
+/**
+ * A UUIDv7 (RFC 9562): 48-bit Unix milliseconds, then randomness. Time-ordered ids append to the end of
+ * an index instead of landing at random places: request-log inserts stay cheap as the table grows.
+ */
+export function timeOrderedId(nowMs: number = Date.now()): string {
+  const t = nowMs.toString(16).padStart(12, '0');
+  const r = randomUUID();
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(15, 18)}-${r.slice(19, 23)}-${r.slice(24)}`;
+}

@@ -15,6 +15,8 @@ export class LogWriter {
   private readonly opts: Required<Omit<LogWriterOptions, 'onError'>> & Pick<LogWriterOptions, 'onError'>;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** The last write failed: the next one must skip rows that may already be stored. */
+  private retrying = false;
 
   constructor(store: LogStore, opts: LogWriterOptions = {}) {
     this.store = store;
@@ -59,11 +61,13 @@ export class LogWriter {
     while (this.buffer.length > 0) {
       const batch = this.buffer.slice(0, this.opts.maxBatch);
       try {
-        await this.store.insertBatch(batch);
+        await this.store.insertBatch(batch, { retry: this.retrying });
         this.buffer.splice(0, batch.length);
+        this.retrying = false;
       } catch (err) {
         this.opts.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
-        // Rows have ids and inserts skip existing ones, so retrying a batch never duplicates it.
+        // The failed batch may have committed before the error reached us: the retry skips stored rows.
+        this.retrying = true;
         this.schedule(Math.max(1000, this.opts.flushIntervalMs * 5));
         return;
       }

@@ -1,0 +1,96 @@
+// Request logs are written in batches; a batch whose commit was acknowledged too late is retried without
+// duplicating rows. Real database (PGlite in memory, the embedded default's driver).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogWriter } from '../../src/plugins/logging/writer.ts';
+import { migrate } from '../../src/state/db/migrate.ts';
+import { openDb } from '../../src/state/db/open.ts';
+import type { Db } from '../../src/state/db/types.ts';
+import { LogStore, type RequestLog } from '../../src/state/services/logs.ts';
+
+let db: Db;
+
+beforeAll(async () => {
+  db = await openDb({});
+  await migrate(db);
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+function entry(id: string): RequestLog {
+  return {
+    id,
+    created_at: new Date(),
+    request_type: 'chat_completion',
+    provider: 'openai',
+    original_model_requested: 'openai/gpt-4o-mini',
+    resolved_model_used: 'gpt-4o-mini',
+    status: 'success',
+    status_code: 200,
+    stream: false,
+    latency_ms: 1.5,
+    selected_key_id: 'k1',
+    selected_key_name: 'key-one',
+    attempt_trail: [{ provider: 'openai', attempt: 1, outcome: 'success' }],
+    fallback_index: 0,
+    prompt_tokens: 3,
+    completion_tokens: 4,
+    total_tokens: 7,
+    error: null,
+    virtual_key_id: null,
+    team_id: null,
+    customer_id: null,
+    cost_nano: 1234,
+    routing_rule_id: null,
+  };
+}
+
+/** Commits the first batch, then reports a failure, as when the connection drops before the acknowledgement. */
+class LateAckStore extends LogStore {
+  failures = 1;
+  override async insertBatch(entries: readonly RequestLog[], opts: { retry?: boolean } = {}): Promise<void> {
+    await super.insertBatch(entries, opts);
+    if (this.failures-- > 0) throw new Error('connection reset after commit');
+  }
+}
+
+describe('request log writer', () => {
+  it('writes buffered entries in one batch with every column', async () => {
+    const writer = new LogWriter(new LogStore(db), { flushIntervalMs: 10_000 });
+    writer.push(entry('a1'));
+    writer.push(entry('a2'));
+    await writer.flush();
+    const { rows } = await db.query<{ id: string; cost_nano: number; attempt_trail: unknown }>(
+      `SELECT id, cost_nano, attempt_trail FROM request_logs WHERE id LIKE 'a%' ORDER BY id`,
+    );
+    expect(rows.map((r) => r.id)).toEqual(['a1', 'a2']);
+    expect(rows[0]).toMatchObject({ cost_nano: 1234, attempt_trail: [{ provider: 'openai', attempt: 1 }] });
+    await writer.close();
+  });
+
+  it('retries a batch whose commit was not acknowledged without duplicating it', async () => {
+    const errors: string[] = [];
+    const store = new LateAckStore(db);
+    const writer = new LogWriter(store, { flushIntervalMs: 10_000, onError: (e) => errors.push(e.message) });
+    writer.push(entry('b1'));
+    await writer.flush();
+    expect(errors).toEqual(['connection reset after commit']);
+    writer.push(entry('b2'));
+    await writer.flush();
+    const { rows } = await db.query<{ id: string }>(`SELECT id FROM request_logs WHERE id LIKE 'b%' ORDER BY id`);
+    expect(rows.map((r) => r.id)).toEqual(['b1', 'b2']);
+    expect(errors).toHaveLength(1);
+    await writer.close();
+  });
+});
+
+describe('request ids', () => {
+  it('are UUIDv7: valid UUIDs that sort by time', async () => {
+    const { timeOrderedId } = await import('../../src/state/ids.ts');
+    const a = timeOrderedId(1_700_000_000_000);
+    const b = timeOrderedId(1_700_000_000_001);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a < b).toBe(true);
+    expect(a.slice(0, 13)).toBe('018bcfe5-6800');
+  });
+});

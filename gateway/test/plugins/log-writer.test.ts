@@ -94,3 +94,44 @@ describe('request ids', () => {
     expect(a.slice(0, 13)).toBe('018bcfe5-6800');
   });
 });
+
+describe('request logs on Postgres (COPY)', () => {
+  it('stores every column exactly, even strings with tabs, newlines, backslashes and quotes', async () => {
+    const { createTestDatabase } = await import('../../../test/harness/db.ts');
+    const pgDb = await openDb({ databaseUrl: await createTestDatabase() });
+    try {
+      await migrate(pgDb);
+      expect(pgDb.copyFrom).toBeDefined();
+      const tricky = 'tab\there\nnewline \\backslash "quote" ünïcode \r end';
+      const e = {
+        ...entry('c1'),
+        selected_key_name: tricky,
+        error: { message: tricky, type: 'x' },
+        attempt_trail: [{ error: tricky }],
+        stream: true,
+        latency_ms: 12.345,
+        cost_nano: 9_007_199_254,
+      };
+      await new LogStore(pgDb).insertBatch([e, { ...entry('c2'), provider: null, prompt_tokens: null }]);
+      const { rows } = await pgDb.query<Record<string, unknown>>(`SELECT * FROM request_logs ORDER BY id`);
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({
+        id: 'c1',
+        selected_key_name: tricky,
+        error: { message: tricky, type: 'x' },
+        attempt_trail: [{ error: tricky }],
+        stream: true,
+        latency_ms: 12.345,
+        cost_nano: 9_007_199_254,
+        status_code: 200,
+      });
+      expect((rows[0]!['created_at'] as Date).getTime()).toBe(e.created_at.getTime());
+      expect(rows[1]).toMatchObject({ id: 'c2', provider: null, prompt_tokens: null });
+      // A retry of the same batch (after an unacknowledged commit) adds nothing and fails nothing.
+      await new LogStore(pgDb).insertBatch([e], { retry: true });
+      expect((await pgDb.query('SELECT id FROM request_logs')).rowCount).toBe(2);
+    } finally {
+      await pgDb.close();
+    }
+  });
+});

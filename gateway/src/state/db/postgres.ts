@@ -1,5 +1,6 @@
 // Db over a `pg` Pool: the driver when DATABASE_URL is set (many gateway pods share one Postgres).
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { guardedDb, withDbErrors } from './driver.ts';
 import { toDbError } from './errors.ts';
 import { OID, parseDate, parseInt8 } from './parsers.ts';
@@ -110,6 +111,27 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       }
       client.release();
       return result;
+    },
+    async copyFrom(sql: string, data: string): Promise<void> {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw toDbError(error);
+      }
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const stream = client.query(copyFrom(sql));
+          stream.on('error', reject);
+          stream.on('finish', () => resolve());
+          stream.end(data);
+        });
+      } catch (error) {
+        // A COPY that failed midway leaves the connection in an unknown protocol state: discard it.
+        client.release(true);
+        throw toDbError(error);
+      }
+      client.release();
     },
     close: () => pool.end(),
   });

@@ -57,6 +57,34 @@ const COLUMNS = [
 ] as const;
 const COLUMNS_SQL = COLUMNS.join(', ');
 
+/** COPY text format: one line per row, tab-separated, `\\N` for NULL, backslash escapes. */
+export function copyText(entries: readonly RequestLog[]): string {
+  let out = '';
+  for (const e of entries) {
+    let line = '';
+    for (let i = 0; i < COLUMNS.length; i++) {
+      const name = COLUMNS[i]!;
+      const v = e[name];
+      let field: string;
+      if (v === null || v === undefined) field = '\\N';
+      else if (v instanceof Date) field = v.toISOString();
+      else if (typeof v === 'boolean') field = v ? 't' : 'f';
+      else if (typeof v === 'number') field = String(v);
+      else if (typeof v === 'string') field = copyEscape(v);
+      else field = copyEscape(JSON.stringify(v));
+      line += i === 0 ? field : `\t${field}`;
+    }
+    out += `${line}\n`;
+  }
+  return out;
+}
+
+function copyEscape(s: string): string {
+  return /[\\\n\r\t]/.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c] ?? c) : s;
+}
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
 export const LogQuery = z.strictObject({
   provider: z.string().optional(),
   status: z.enum(['success', 'error']).optional(),
@@ -73,13 +101,17 @@ export class LogStore {
   }
 
   /**
-   * The batch travels as one JSON parameter that Postgres expands (json_populate_recordset): far cheaper than
-   * thousands of bound parameters, on pg and on PGlite. A retry (`retry: true`) skips rows already stored,
-   * so a batch whose commit was acknowledged too late is never duplicated; first attempts skip that check,
-   * which costs Postgres about a fifth of its work per row.
+   * On Postgres a first attempt streams the batch with COPY (the cheapest ingestion Postgres has: a few µs
+   * of server CPU per row). Elsewhere (PGlite), and on a retry, the batch travels as one JSON parameter
+   * expanded by json_populate_recordset; a retry skips rows already stored, so a batch whose commit was
+   * acknowledged too late is never duplicated.
    */
   async insertBatch(entries: readonly RequestLog[], opts: { retry?: boolean } = {}): Promise<void> {
     if (entries.length === 0) return;
+    if (this.db.copyFrom && !opts.retry) {
+      await this.db.copyFrom(`COPY request_logs (${COLUMNS_SQL}) FROM STDIN`, copyText(entries));
+      return;
+    }
     await this.db.query(
       `INSERT INTO request_logs (${COLUMNS_SQL})
        SELECT ${COLUMNS_SQL} FROM json_populate_recordset(NULL::request_logs, $1::json)

@@ -1,28 +1,30 @@
 // Anthropic through a real gateway, driven by the official openai SDK: the OpenAI wire format is translated to
 // the Messages API (system, max_tokens, tool_use/tool_result, base64 images, output_config) and back, including
 // the SSE stream, Responses bridged through chat, token counting and the model list.
-import type OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
-  collectChat,
-  collectResponses,
+  ASK,
+  answerToolResult,
+  askWithTool,
+  atFake,
   countTokens,
-  expectUnsupported,
+  expectNoEmbeddings,
+  expectNoTextCompletions,
+  expectResponsesStream,
+  expectStreamMatches,
   extraFields,
-  firstFunctionCall,
   IMAGE_MESSAGE,
   listedModelIds,
   PERSON_FORMAT,
   PERSON_SCHEMA,
   PNG_BASE64,
-  RESPONSES_WEATHER_TOOL,
-  sdkClient,
+  responsesToolRoundTrip,
+  streamOneToolCall,
   TOOL_QUESTION,
   TOOL_RESULT,
-  toolResultTurn,
   upstreamJson,
+  useProviderGateway,
   WEATHER_TOOL,
 } from './providers-helpers.ts';
 
@@ -30,40 +32,20 @@ const KEY = 'sk-ant-e2e-aaaaaaaaaaaaaaaaaaaa';
 const MODEL = 'claude-sonnet-4-5-20250929';
 const model = `anthropic/${MODEL}`;
 
-let gw: TestGateway;
 let fake: AnthropicFake;
-let client: OpenAI;
-
-beforeAll(async () => {
-  fake = await createAnthropicFake({ apiKey: KEY }).start();
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        anthropic: {
-          network_config: { base_url: fake.url, max_retries: 0 },
-          keys: [{ id: 'an', name: 'anthropic-main', value: KEY, models: ['*'] }],
-        },
-      },
-    },
-  });
-  client = sdkClient(gw);
+const env = useProviderGateway({
+  fakes: () => [fake],
+  start: async () => {
+    fake = await createAnthropicFake({ apiKey: KEY }).start();
+    return {
+      anthropic: atFake(fake.url, { id: 'an', name: 'anthropic-main', value: KEY, models: ['*'] }),
+    };
+  },
 });
-
-afterAll(async () => {
-  await gw?.close();
-  await fake?.stop();
-});
-
-beforeEach(() => fake.reset());
-
-const ask = [
-  { role: 'system' as const, content: 'You are terse.' },
-  { role: 'user' as const, content: 'hello there' },
-];
 
 describe('chat', () => {
   it('translates to the Messages API and back', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, temperature: 0.2 });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, temperature: 0.2 });
     expect(data.choices[0]?.message.content).toBe(`[${MODEL}] hello there`);
     expect(data.choices[0]?.finish_reason).toBe('stop');
     expect(data.model).toBe(MODEL);
@@ -85,25 +67,12 @@ describe('chat', () => {
   });
 
   it('forwards max_tokens when given', async () => {
-    await client.chat.completions.create({ model, messages: ask, max_tokens: 77 });
+    await env.client.chat.completions.create({ model, messages: ASK, max_tokens: 77 });
     expect(upstreamJson(fake.last())['max_tokens']).toBe(77);
   });
 
   it('streams the same text with a usage chunk and ends cleanly', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
-    const plain = await collectChat(await client.chat.completions.create({ model, messages: ask, stream: true }));
-    expect(plain.text).toBe(streamed.text);
-    expect(plain.usage).toBeNull();
+    const { whole, streamed } = await expectStreamMatches(env.client, model, { plainToo: true });
     expect(streamed.finishReason).toBe('stop');
     expect(streamed.usage?.completion_tokens).toBe(whole.usage?.completion_tokens);
     expect(streamed.usage?.prompt_tokens).toBe(whole.usage?.prompt_tokens);
@@ -113,13 +82,7 @@ describe('chat', () => {
   });
 
   it('returns a tool_use as a tool call, then sends the result back as a tool_result block', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    const call = firstFunctionCall(first);
+    const { first, call } = await askWithTool(env.client, model);
     expect(call).toMatchObject({ name: 'get_weather', args: { city: 'fake' } });
     expect(upstreamJson(fake.last())['tools']).toEqual([
       {
@@ -129,11 +92,7 @@ describe('chat', () => {
       },
     ]);
 
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.finish_reason).toBe('stop');
     expect(second.choices[0]?.message.content).toBe(`tool result: ${TOOL_RESULT}`);
     expect(upstreamJson(fake.last())['messages']).toEqual([
@@ -144,23 +103,12 @@ describe('chat', () => {
   });
 
   it('assembles a streamed tool call from input_json deltas', async () => {
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: [{ role: 'user', content: TOOL_QUESTION }],
-        tools: [WEATHER_TOOL],
-        stream: true,
-      }),
-    );
-    expect(streamed.finishReason).toBe('tool_calls');
-    expect(streamed.toolCalls).toHaveLength(1);
-    expect(streamed.toolCalls[0]?.name).toBe('get_weather');
-    expect(streamed.toolCalls[0]?.id).toMatch(/^toolu_/);
-    expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual({ city: 'fake' });
+    const call = await streamOneToolCall(env.client, model, { city: 'fake' });
+    expect(call.id).toMatch(/^toolu_/);
   });
 
   it('sends a data: URL image as a base64 image block', async () => {
-    const data = await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
+    const data = await env.client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
     expect(data.choices[0]?.message.content).toBe(`[${MODEL}] What is in this picture?`);
     expect(upstreamJson(fake.last())['messages']).toEqual([
       {
@@ -174,7 +122,7 @@ describe('chat', () => {
   });
 
   it('sends json_schema response_format as output_config.format', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, response_format: PERSON_FORMAT });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, response_format: PERSON_FORMAT });
     expect(JSON.parse(data.choices[0]?.message.content ?? '')).toEqual({ name: 'fake', age: 1 });
     expect(upstreamJson(fake.last())['output_config']).toEqual({
       format: { type: 'json_schema', schema: PERSON_SCHEMA },
@@ -184,7 +132,7 @@ describe('chat', () => {
 
 describe('responses (bridged through chat)', () => {
   it('answers with output_text', async () => {
-    const res = await client.responses.create({ model, input: 'tell me a story', instructions: 'Be brief.' });
+    const res = await env.client.responses.create({ model, input: 'tell me a story', instructions: 'Be brief.' });
     expect(res.output_text).toBe(`[${MODEL}] tell me a story`);
     expect(res.status).toBe('completed');
     expect(res.usage?.input_tokens).toBeGreaterThan(0);
@@ -193,41 +141,24 @@ describe('responses (bridged through chat)', () => {
   });
 
   it('streams text deltas and a response.completed with the same text', async () => {
-    const whole = await client.responses.create({ model, input: 'tell me a story' });
-    const streamed = await collectResponses(
-      await client.responses.create({ model, input: 'tell me a story', stream: true }),
-    );
-    expect(streamed.text).toBe(whole.output_text);
-    expect(streamed.completedText).toBe(whole.output_text);
+    const whole = await env.client.responses.create({ model, input: 'tell me a story' });
+    const streamed = await expectResponsesStream(env.client, model, 'tell me a story', whole.output_text);
     expect(streamed.completedStatus).toBe('completed');
     expect(streamed.types[0]).toBe('response.created');
 
-    const final = await client.responses.stream({ model, input: 'tell me a story' }).finalResponse();
+    const final = await env.client.responses.stream({ model, input: 'tell me a story' }).finalResponse();
     expect(final.output_text).toBe(whole.output_text);
   });
 
   it('bridges a Responses function call and its function_call_output', async () => {
-    const first = await client.responses.create({ model, input: TOOL_QUESTION, tools: [RESPONSES_WEATHER_TOOL] });
-    const call = first.output.find((o) => o.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error('no function_call output item');
-    expect(call.name).toBe('get_weather');
-    expect(JSON.parse(call.arguments)).toEqual({ city: 'fake' });
-    const second = await client.responses.create({
-      model,
-      input: [
-        { role: 'user', content: TOOL_QUESTION },
-        call,
-        { type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT },
-      ],
-      tools: [RESPONSES_WEATHER_TOOL],
-    });
-    expect(second.output_text).toBe(`tool result: ${TOOL_RESULT}`);
+    const { callId, text } = await responsesToolRoundTrip(env.client, model, { city: 'fake' });
+    expect(text).toBe(`tool result: ${TOOL_RESULT}`);
     // the result reached the upstream in its own format
     expect(fake.last().json).toMatchObject({
       messages: [
         {},
         {},
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.call_id, content: TOOL_RESULT }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: callId, content: TOOL_RESULT }] },
       ],
     });
   });
@@ -235,7 +166,7 @@ describe('responses (bridged through chat)', () => {
 
 describe('other operations', () => {
   it('counts tokens with /v1/messages/count_tokens', async () => {
-    const { status, json } = await countTokens(gw, { model, messages: ask });
+    const { status, json } = await countTokens(env.gw, { model, messages: ASK });
     expect(status).toBe(200);
     expect(json['input_tokens']).toBeGreaterThan(0);
     const req = fake.last();
@@ -245,14 +176,14 @@ describe('other operations', () => {
   });
 
   it('lists the models as anthropic/<id>', async () => {
-    const ids = await listedModelIds(client);
+    const ids = await listedModelIds(env.client);
     expect(ids).toEqual(expect.arrayContaining(fake.options.models.map((m) => `anthropic/${m}`)));
     expect(fake.last().path).toBe('/v1/models');
   });
 
   it('has no embeddings or text completions', async () => {
-    await expectUnsupported(client.embeddings.create({ model, input: 'x' }));
-    await expectUnsupported(client.completions.create({ model, prompt: 'x' }));
+    await expectNoEmbeddings(env.client, model);
+    await expectNoTextCompletions(env.client, model);
     expect(fake.requests).toHaveLength(0);
   });
 });

@@ -1,29 +1,30 @@
 // AWS Bedrock through a real gateway, driven by the official openai SDK: chat over Converse / ConverseStream
 // (SigV4-signed, verified by the fake), tools as toolUse/toolResult, image bytes, structured output, Titan
 // embeddings over InvokeModel, Responses bridged through chat, and token counting.
-import type OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type BedrockFake, createBedrockFake } from '../fakes/bedrock.ts';
 import type { RecordedRequest } from '../fakes/server.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
-  collectChat,
-  collectResponses,
+  ASK,
+  answerToolResult,
+  askWithTool,
+  atFake,
   countTokens,
-  expectUnsupported,
+  expectNoTextCompletions,
+  expectResponsesStream,
+  expectStreamMatches,
   extraFields,
-  firstFunctionCall,
   IMAGE_MESSAGE,
   listedModelIds,
   PERSON_FORMAT,
   PERSON_SCHEMA,
   PNG_BASE64,
-  RESPONSES_WEATHER_TOOL,
-  sdkClient,
+  responsesToolRoundTrip,
+  streamOneToolCall,
   TOOL_QUESTION,
   TOOL_RESULT,
-  toolResultTurn,
   upstreamJson,
+  useProviderGateway,
   WEATHER_TOOL,
 } from './providers-helpers.ts';
 
@@ -33,43 +34,21 @@ const REGION = 'eu-west-3';
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const model = `bedrock/${MODEL}`;
 
-let gw: TestGateway;
 let fake: BedrockFake;
-let client: OpenAI;
-
-beforeAll(async () => {
-  fake = await createBedrockFake({ accessKey: ACCESS_KEY, secretKey: SECRET_KEY }).start();
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        bedrock: {
-          network_config: { base_url: fake.url, max_retries: 0 },
-          keys: [
-            {
-              id: 'br',
-              name: 'bedrock-main',
-              models: ['*'],
-              bedrock_key_config: { access_key: ACCESS_KEY, secret_key: SECRET_KEY, region: REGION },
-            },
-          ],
-        },
-      },
-    },
-  });
-  client = sdkClient(gw);
+const env = useProviderGateway({
+  fakes: () => [fake],
+  start: async () => {
+    fake = await createBedrockFake({ accessKey: ACCESS_KEY, secretKey: SECRET_KEY }).start();
+    return {
+      bedrock: atFake(fake.url, {
+        id: 'br',
+        name: 'bedrock-main',
+        models: ['*'],
+        bedrock_key_config: { access_key: ACCESS_KEY, secret_key: SECRET_KEY, region: REGION },
+      }),
+    };
+  },
 });
-
-afterAll(async () => {
-  await gw?.close();
-  await fake?.stop();
-});
-
-beforeEach(() => fake.reset());
-
-const ask = [
-  { role: 'system' as const, content: 'You are terse.' },
-  { role: 'user' as const, content: 'hello there' },
-];
 
 /** The operation and decoded model id of a Bedrock runtime path. */
 function operationOf(req: RecordedRequest): { modelId: string; op: string } {
@@ -79,7 +58,7 @@ function operationOf(req: RecordedRequest): { modelId: string; op: string } {
 
 describe('chat', () => {
   it('calls Converse for the model, signed with the key for its region', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, max_tokens: 64, temperature: 0.5 });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, max_tokens: 64, temperature: 0.5 });
     expect(data.choices[0]?.message.content).toBe(`[${MODEL}] hello there`);
     expect(data.choices[0]?.finish_reason).toBe('stop');
     expect(data.model).toBe(MODEL);
@@ -99,20 +78,7 @@ describe('chat', () => {
   });
 
   it('streams the same text over ConverseStream with usage, and ends cleanly', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
-    const plain = await collectChat(await client.chat.completions.create({ model, messages: ask, stream: true }));
-    expect(plain.text).toBe(streamed.text);
-    expect(plain.usage).toBeNull();
+    const { whole, streamed } = await expectStreamMatches(env.client, model, { plainToo: true });
     expect(streamed.finishReason).toBe('stop');
     expect(streamed.usage).toMatchObject({
       prompt_tokens: whole.usage?.prompt_tokens,
@@ -124,13 +90,7 @@ describe('chat', () => {
   });
 
   it('returns a toolUse as a tool call, then sends the result back as a toolResult block', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    const call = firstFunctionCall(first);
+    const { first, call } = await askWithTool(env.client, model);
     expect(call).toMatchObject({ name: 'get_weather', args: { city: 'fake' } });
     expect(upstreamJson(fake.last())['toolConfig']).toEqual({
       tools: [
@@ -144,11 +104,7 @@ describe('chat', () => {
       ],
     });
 
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.finish_reason).toBe('stop');
     expect(second.choices[0]?.message.content).toBe(`tool result: ${TOOL_RESULT}`);
     expect(upstreamJson(fake.last())['messages']).toEqual([
@@ -162,23 +118,12 @@ describe('chat', () => {
   });
 
   it('assembles a streamed tool call', async () => {
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: [{ role: 'user', content: TOOL_QUESTION }],
-        tools: [WEATHER_TOOL],
-        stream: true,
-      }),
-    );
-    expect(streamed.finishReason).toBe('tool_calls');
-    expect(streamed.toolCalls).toHaveLength(1);
-    expect(streamed.toolCalls[0]?.name).toBe('get_weather');
-    expect(streamed.toolCalls[0]?.id).toMatch(/^tooluse_/);
-    expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual({ city: 'fake' });
+    const call = await streamOneToolCall(env.client, model, { city: 'fake' });
+    expect(call.id).toMatch(/^tooluse_/);
   });
 
   it('sends a data: URL image as image bytes', async () => {
-    const data = await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
+    const data = await env.client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
     expect(data.choices[0]?.message.content).toBe(`[${MODEL}] What is in this picture?`);
     expect(upstreamJson(fake.last())['messages']).toEqual([
       {
@@ -189,7 +134,7 @@ describe('chat', () => {
   });
 
   it('sends json_schema response_format as outputConfig.textFormat', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, response_format: PERSON_FORMAT });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, response_format: PERSON_FORMAT });
     expect(JSON.parse(data.choices[0]?.message.content ?? '')).toEqual({ name: 'fake', age: 1 });
     expect(upstreamJson(fake.last())['outputConfig']).toEqual({
       textFormat: {
@@ -203,7 +148,7 @@ describe('chat', () => {
 describe('embeddings', () => {
   it('embeds with a Titan model, one InvokeModel call per text', async () => {
     const titan = 'amazon.titan-embed-text-v2:0';
-    const res = await client.embeddings.create({
+    const res = await env.client.embeddings.create({
       model: `bedrock/${titan}`,
       input: ['first text', 'second text'],
       dimensions: 256,
@@ -222,44 +167,27 @@ describe('embeddings', () => {
 
 describe('responses (bridged through chat)', () => {
   it('answers with output_text through Converse', async () => {
-    const res = await client.responses.create({ model, input: 'tell me a story' });
+    const res = await env.client.responses.create({ model, input: 'tell me a story' });
     expect(res.output_text).toBe(`[${MODEL}] tell me a story`);
     expect(operationOf(fake.last()).op).toBe('converse');
   });
 
   it('streams text deltas and a response.completed with the same text', async () => {
-    const whole = await client.responses.create({ model, input: 'tell me a story' });
-    const streamed = await collectResponses(
-      await client.responses.create({ model, input: 'tell me a story', stream: true }),
-    );
-    expect(streamed.text).toBe(whole.output_text);
-    expect(streamed.completedText).toBe(whole.output_text);
+    const whole = await env.client.responses.create({ model, input: 'tell me a story' });
+    const streamed = await expectResponsesStream(env.client, model, 'tell me a story', whole.output_text);
     expect(streamed.completedStatus).toBe('completed');
     expect(operationOf(fake.last()).op).toBe('converse-stream');
   });
 
   it('bridges a Responses function call and its function_call_output', async () => {
-    const first = await client.responses.create({ model, input: TOOL_QUESTION, tools: [RESPONSES_WEATHER_TOOL] });
-    const call = first.output.find((o) => o.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error('no function_call output item');
-    expect(call.name).toBe('get_weather');
-    expect(JSON.parse(call.arguments)).toEqual({ city: 'fake' });
-    const second = await client.responses.create({
-      model,
-      input: [
-        { role: 'user', content: TOOL_QUESTION },
-        call,
-        { type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT },
-      ],
-      tools: [RESPONSES_WEATHER_TOOL],
-    });
-    expect(second.output_text).toBe(`tool result: ${TOOL_RESULT}`);
+    const { callId, text } = await responsesToolRoundTrip(env.client, model, { city: 'fake' });
+    expect(text).toBe(`tool result: ${TOOL_RESULT}`);
     // the result reached the upstream in its own format
     expect(fake.last().json).toMatchObject({
       messages: [
         {},
         {},
-        { role: 'user', content: [{ toolResult: { toolUseId: call.call_id, content: [{ text: TOOL_RESULT }] } }] },
+        { role: 'user', content: [{ toolResult: { toolUseId: callId, content: [{ text: TOOL_RESULT }] } }] },
       ],
     });
   });
@@ -267,7 +195,7 @@ describe('responses (bridged through chat)', () => {
 
 describe('other operations', () => {
   it('counts tokens with CountTokens', async () => {
-    const { status, json } = await countTokens(gw, { model, messages: ask });
+    const { status, json } = await countTokens(env.gw, { model, messages: ASK });
     expect(status).toBe(200);
     expect(json['input_tokens']).toBeGreaterThan(0);
     expect(operationOf(fake.last())).toEqual({ modelId: MODEL, op: 'count-tokens' });
@@ -282,12 +210,12 @@ describe('other operations', () => {
   });
 
   it('lists no models (Bedrock has no runtime model list) without failing', async () => {
-    const ids = await listedModelIds(client);
+    const ids = await listedModelIds(env.client);
     expect(ids.filter((id) => id.startsWith('bedrock/'))).toEqual([]);
   });
 
   it('has no text completions', async () => {
-    await expectUnsupported(client.completions.create({ model, prompt: 'x' }));
+    await expectNoTextCompletions(env.client, model);
     expect(fake.requests).toHaveLength(0);
   });
 });

@@ -1,28 +1,29 @@
 // Cohere through a real gateway, driven by the official openai SDK: chat translated to /v2/chat (tool calls
 // with their tool plan, tool messages, images, json_object + schema), its SSE stream, /v2/embed, token counting
 // through /v1/tokenize, Responses bridged through chat, and the model list.
-import type OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CohereFake, createCohereFake } from '../fakes/cohere.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
-  collectChat,
-  collectResponses,
+  ASK,
+  answerToolResult,
+  askWithTool,
+  atFake,
   countTokens,
-  expectUnsupported,
+  expectNoTextCompletions,
+  expectResponsesStream,
+  expectStreamMatches,
   extraFields,
-  firstFunctionCall,
   IMAGE_MESSAGE,
   listedModelIds,
   PERSON_FORMAT,
   PERSON_SCHEMA,
   PNG_DATA_URL,
-  RESPONSES_WEATHER_TOOL,
-  sdkClient,
+  responsesToolRoundTrip,
+  streamOneToolCall,
   TOOL_QUESTION,
   TOOL_RESULT,
-  toolResultTurn,
   upstreamJson,
+  useProviderGateway,
   WEATHER_TOOL,
 } from './providers-helpers.ts';
 
@@ -30,41 +31,21 @@ const KEY = 'co-e2e-aaaaaaaaaaaaaaaaaaaaaaaa';
 const MODEL = 'command-a-03-2025';
 const model = `cohere/${MODEL}`;
 
-let gw: TestGateway;
 let fake: CohereFake;
-let client: OpenAI;
-
-beforeAll(async () => {
-  fake = await createCohereFake().start();
-  fake.apiKey = KEY;
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        cohere: {
-          network_config: { base_url: fake.url, max_retries: 0 },
-          keys: [{ id: 'co', name: 'cohere-main', value: KEY, models: ['*'] }],
-        },
-      },
-    },
-  });
-  client = sdkClient(gw);
+const env = useProviderGateway({
+  fakes: () => [fake],
+  start: async () => {
+    fake = await createCohereFake().start();
+    fake.apiKey = KEY;
+    return {
+      cohere: atFake(fake.url, { id: 'co', name: 'cohere-main', value: KEY, models: ['*'] }),
+    };
+  },
 });
-
-afterAll(async () => {
-  await gw?.close();
-  await fake?.stop();
-});
-
-beforeEach(() => fake.reset());
-
-const ask = [
-  { role: 'system' as const, content: 'You are terse.' },
-  { role: 'user' as const, content: 'hello there' },
-];
 
 describe('chat', () => {
   it('translates to /v2/chat and back', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, max_tokens: 30, top_p: 0.9 });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, max_tokens: 30, top_p: 0.9 });
     expect(data.choices[0]?.message.content).toBe('echo: hello there');
     expect(data.choices[0]?.finish_reason).toBe('stop');
     expect(data.model).toBe(MODEL);
@@ -74,24 +55,11 @@ describe('chat', () => {
     const req = fake.last();
     expect(req.path).toBe('/v2/chat');
     expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(req.json).toEqual({ model: MODEL, messages: ask, max_tokens: 30, p: 0.9 });
+    expect(req.json).toEqual({ model: MODEL, messages: ASK, max_tokens: 30, p: 0.9 });
   });
 
   it('streams the same text over SSE with a usage chunk, and ends cleanly', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
-    const plain = await collectChat(await client.chat.completions.create({ model, messages: ask, stream: true }));
-    expect(plain.text).toBe(streamed.text);
-    expect(plain.usage).toBeNull();
+    const { streamed } = await expectStreamMatches(env.client, model, { plainToo: true });
     expect(streamed.finishReason).toBe('stop');
     expect(streamed.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 });
     expect(streamed.extra).toMatchObject({ provider: 'cohere' });
@@ -100,21 +68,11 @@ describe('chat', () => {
   });
 
   it('returns a tool call, then sends the result back as a tool message', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    const call = firstFunctionCall(first);
+    const { first, call } = await askWithTool(env.client, model);
     expect(call).toMatchObject({ name: 'get_weather', args: { city: TOOL_QUESTION } });
     expect(upstreamJson(fake.last())['tools']).toEqual([WEATHER_TOOL]);
 
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.finish_reason).toBe('stop');
     expect(second.choices[0]?.message.content).toBe(`tool said: ${TOOL_RESULT}`);
     expect(upstreamJson(fake.last())['messages']).toEqual([
@@ -132,23 +90,12 @@ describe('chat', () => {
   });
 
   it('assembles a streamed tool call', async () => {
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: [{ role: 'user', content: TOOL_QUESTION }],
-        tools: [WEATHER_TOOL],
-        stream: true,
-      }),
-    );
-    expect(streamed.finishReason).toBe('tool_calls');
-    expect(streamed.toolCalls).toHaveLength(1);
-    expect(streamed.toolCalls[0]?.name).toBe('get_weather');
-    expect(streamed.toolCalls[0]?.id).toMatch(/^get_weather_/);
-    expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual({ city: TOOL_QUESTION });
+    const call = await streamOneToolCall(env.client, model, { city: TOOL_QUESTION });
+    expect(call.id).toMatch(/^get_weather_/);
   });
 
   it('sends images as image_url content parts', async () => {
-    const data = await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
+    const data = await env.client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
     expect(data.choices[0]?.message.content).toBe('echo: What is in this picture?');
     expect(upstreamJson(fake.last())['messages']).toEqual([
       {
@@ -162,7 +109,7 @@ describe('chat', () => {
   });
 
   it('sends json_schema response_format as json_object with its schema', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, response_format: PERSON_FORMAT });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, response_format: PERSON_FORMAT });
     expect(JSON.parse(data.choices[0]?.message.content ?? '')).toEqual({ echo: 'hello there' });
     expect(upstreamJson(fake.last())['response_format']).toEqual({ type: 'json_object', json_schema: PERSON_SCHEMA });
   });
@@ -170,43 +117,26 @@ describe('chat', () => {
 
 describe('responses (bridged through chat)', () => {
   it('answers with output_text, plain and streamed', async () => {
-    const res = await client.responses.create({ model, input: 'tell me a story' });
+    const res = await env.client.responses.create({ model, input: 'tell me a story' });
     expect(res.output_text).toBe('echo: tell me a story');
     expect(fake.last().path).toBe('/v2/chat');
-    const streamed = await collectResponses(
-      await client.responses.create({ model, input: 'tell me a story', stream: true }),
-    );
-    expect(streamed.text).toBe(res.output_text);
-    expect(streamed.completedText).toBe(res.output_text);
+    const streamed = await expectResponsesStream(env.client, model, 'tell me a story', res.output_text);
     expect(streamed.completedStatus).toBe('completed');
   });
 
   it('bridges a Responses function call and its function_call_output', async () => {
-    const first = await client.responses.create({ model, input: TOOL_QUESTION, tools: [RESPONSES_WEATHER_TOOL] });
-    const call = first.output.find((o) => o.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error('no function_call output item');
-    expect(call.name).toBe('get_weather');
-    expect(JSON.parse(call.arguments)).toEqual({ city: TOOL_QUESTION });
-    const second = await client.responses.create({
-      model,
-      input: [
-        { role: 'user', content: TOOL_QUESTION },
-        call,
-        { type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT },
-      ],
-      tools: [RESPONSES_WEATHER_TOOL],
-    });
-    expect(second.output_text).toBe(`tool said: ${TOOL_RESULT}`);
+    const { callId, text } = await responsesToolRoundTrip(env.client, model, { city: TOOL_QUESTION });
+    expect(text).toBe(`tool said: ${TOOL_RESULT}`);
     // the result reached the upstream in its own format
     expect(fake.last().json).toMatchObject({
-      messages: [{}, {}, { role: 'tool', tool_call_id: call.call_id, content: TOOL_RESULT }],
+      messages: [{}, {}, { role: 'tool', tool_call_id: callId, content: TOOL_RESULT }],
     });
   });
 });
 
 describe('other operations', () => {
   it('embeds with /v2/embed', async () => {
-    const res = await client.embeddings.create({
+    const res = await env.client.embeddings.create({
       model: 'cohere/embed-v4.0',
       input: ['one two', 'three'],
       dimensions: 16,
@@ -225,7 +155,7 @@ describe('other operations', () => {
   });
 
   it('counts tokens with /v1/tokenize', async () => {
-    const { status, json } = await countTokens(gw, { model, messages: ask });
+    const { status, json } = await countTokens(env.gw, { model, messages: ASK });
     expect(status).toBe(200);
     expect(json['input_tokens']).toBe(5);
     expect(fake.last().path).toBe('/v1/tokenize');
@@ -233,13 +163,13 @@ describe('other operations', () => {
   });
 
   it('lists the models as cohere/<name>', async () => {
-    const ids = await listedModelIds(client);
+    const ids = await listedModelIds(env.client);
     expect(ids).toEqual(expect.arrayContaining(fake.models.map((m) => `cohere/${m}`)));
     expect(fake.last().path).toBe('/v1/models');
   });
 
   it('has no text completions', async () => {
-    await expectUnsupported(client.completions.create({ model, prompt: 'x' }));
+    await expectNoTextCompletions(env.client, model);
     expect(fake.requests).toHaveLength(0);
   });
 });

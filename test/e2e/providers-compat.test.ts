@@ -2,26 +2,28 @@
 // each provider at its own fake, driven by the official openai SDK. One table says what each provider offers;
 // the same cases check the upstream path and auth, pass-through bodies, streams, tools, and that an operation
 // a provider lacks answers 400 unsupported_operation without reaching the upstream.
-import type OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAIFake, FAKE_MODELS, fakeReply, type OpenAIFake } from '../fakes/openai.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
-  collectChat,
-  collectResponses,
-  countTokens,
-  expectUnsupported,
+  ASK,
+  answerToolResult,
+  askImageWithFormat,
+  askWithTool,
+  atFake,
+  expectNoEmbeddings,
+  expectNoTextCompletions,
+  expectNoTokenCounting,
+  expectResponsesStream,
+  expectStreamMatches,
   extraFields,
-  firstFunctionCall,
   IMAGE_MESSAGE,
   listedModelIds,
   PERSON_FORMAT,
-  sdkClient,
+  streamOneToolCall,
   TOOL_QUESTION,
   TOOL_RESULT,
-  toolResultTurn,
   upstreamJson,
-  WEATHER_TOOL,
+  useProviderGateway,
 } from './providers-helpers.ts';
 
 interface CompatCase {
@@ -93,9 +95,7 @@ const CASES: CompatCase[] = [
   },
 ];
 
-let gw: TestGateway;
 const fakes = new Map<string, OpenAIFake>();
-let client: OpenAI;
 
 function fakeOf(provider: string): OpenAIFake {
   const f = fakes.get(provider);
@@ -103,40 +103,26 @@ function fakeOf(provider: string): OpenAIFake {
   return f;
 }
 
-beforeAll(async () => {
-  const providers: Record<string, unknown> = {};
-  for (const c of CASES) {
-    const fake = await createOpenAIFake().start();
-    fakes.set(c.provider, fake);
-    providers[c.provider] = {
-      network_config: { base_url: fake.url, max_retries: 0 },
-      keys: [{ id: `${c.provider}-k`, name: `${c.provider}-main`, models: ['*'], ...(c.key ? { value: c.key } : {}) }],
-    };
-  }
-  gw = await startTestGateway({ config: { providers } });
-  client = sdkClient(gw);
+const env = useProviderGateway({
+  fakes: () => [...fakes.values()],
+  start: async () => {
+    const providers: Record<string, unknown> = {};
+    for (const c of CASES) {
+      const fake = await createOpenAIFake().start();
+      fakes.set(c.provider, fake);
+      const key = { id: `${c.provider}-k`, name: `${c.provider}-main`, models: ['*'] };
+      providers[c.provider] = atFake(fake.url, c.key ? { ...key, value: c.key } : key);
+    }
+    return providers;
+  },
 });
-
-afterAll(async () => {
-  await gw?.close();
-  await Promise.all([...fakes.values()].map((f) => f.stop()));
-});
-
-beforeEach(() => {
-  for (const f of fakes.values()) f.reset();
-});
-
-const ask = [
-  { role: 'system' as const, content: 'You are terse.' },
-  { role: 'user' as const, content: 'hello there' },
-];
 
 describe.each(CASES)('$provider', (c) => {
   const model = `${c.provider}/${c.model}`;
   const fake = (): OpenAIFake => fakeOf(c.provider);
 
   it('answers chat at its API root with its own key, body passed through', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, max_tokens: 40 });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, max_tokens: 40 });
     expect(data.choices[0]?.message.content).toBe(fakeReply(c.model, 'hello there'));
     expect(data.model).toBe(c.model);
     expect(data.usage?.total_tokens).toBeGreaterThan(0);
@@ -144,22 +130,12 @@ describe.each(CASES)('$provider', (c) => {
     const req = fake().last();
     expect(req.path).toBe(`${c.root}/chat/completions`);
     expect(req.headers.authorization).toBe(c.key ? `Bearer ${c.key}` : undefined);
-    expect(req.json).toEqual({ model: c.model, messages: ask, max_tokens: 40 });
+    expect(req.json).toEqual({ model: c.model, messages: ASK, max_tokens: 40 });
     for (const [name, other] of fakes) if (name !== c.provider) expect(other.requests).toHaveLength(0);
   });
 
   it('streams the same text with a usage chunk, and ends cleanly', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
+    const { whole, streamed } = await expectStreamMatches(env.client, model, { plainToo: false });
     expect(streamed.finishReason).toBe('stop');
     expect(streamed.usage?.total_tokens).toBe(whole.usage?.total_tokens);
     expect(streamed.extra).toMatchObject({ provider: c.provider });
@@ -167,61 +143,38 @@ describe.each(CASES)('$provider', (c) => {
   });
 
   it('round-trips a tool call, plain and streamed', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    expect(firstFunctionCall(first).name).toBe('get_weather');
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const { first, call } = await askWithTool(env.client, model);
+    expect(call.name).toBe('get_weather');
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.message.content).toBe(fakeReply(c.model, TOOL_QUESTION));
     expect(upstreamJson(fake().last())['messages']).toContainEqual({
       role: 'tool',
-      tool_call_id: firstFunctionCall(first).id,
+      tool_call_id: call.id,
       content: TOOL_RESULT,
     });
 
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: [{ role: 'user', content: TOOL_QUESTION }],
-        tools: [WEATHER_TOOL],
-        stream: true,
-      }),
-    );
-    expect(streamed.finishReason).toBe('tool_calls');
-    expect(streamed.toolCalls.map((t) => t.name)).toEqual(['get_weather']);
-    expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual({ query: TOOL_QUESTION });
+    await streamOneToolCall(env.client, model, { query: TOOL_QUESTION });
   });
 
   it('passes image parts and response_format through', async () => {
-    await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE], response_format: PERSON_FORMAT });
+    await askImageWithFormat(env.client, model);
     const body = upstreamJson(fake().last());
     expect(body['messages']).toEqual([IMAGE_MESSAGE]);
     expect(body['response_format']).toEqual(PERSON_FORMAT);
   });
 
   it(`serves Responses ${c.nativeResponses ? 'natively' : 'through chat'}, plain and streamed`, async () => {
-    const res = await client.responses.create({ model, input: 'tell me a story' });
+    const res = await env.client.responses.create({ model, input: 'tell me a story' });
     expect(res.output_text).toBe(fakeReply(c.model, 'tell me a story'));
     expect(fake().last().path).toBe(c.nativeResponses ? `${c.root}/responses` : `${c.root}/chat/completions`);
-    const streamed = await collectResponses(
-      await client.responses.create({ model, input: 'tell me a story', stream: true }),
-    );
-    expect(streamed.text).toBe(res.output_text);
-    expect(streamed.completedText).toBe(res.output_text);
+    const streamed = await expectResponsesStream(env.client, model, 'tell me a story', res.output_text);
     expect(streamed.completedStatus).toBe('completed');
   });
 
   const embed = c.embedModel;
   if (embed) {
     it('embeds', async () => {
-      const res = await client.embeddings.create({
+      const res = await env.client.embeddings.create({
         model: `${c.provider}/${embed}`,
         input: 'one two three',
         encoding_format: 'float',
@@ -233,35 +186,33 @@ describe.each(CASES)('$provider', (c) => {
     });
   } else {
     it('has no embeddings', async () => {
-      await expectUnsupported(client.embeddings.create({ model, input: 'x' }));
+      await expectNoEmbeddings(env.client, model);
       expect(fake().requests).toHaveLength(0);
     });
   }
 
   if (c.textCompletions) {
     it('answers text completions', async () => {
-      const res = await client.completions.create({ model, prompt: 'Say hi' });
+      const res = await env.client.completions.create({ model, prompt: 'Say hi' });
       expect(res.choices[0]?.text).toBe(` ${fakeReply(c.model, 'Say hi')}`);
       expect(fake().last().path).toBe(`${c.root}/completions`);
     });
   } else {
     it('has no text completions', async () => {
-      await expectUnsupported(client.completions.create({ model, prompt: 'x' }));
+      await expectNoTextCompletions(env.client, model);
       expect(fake().requests).toHaveLength(0);
     });
   }
 
   it('has no token counting', async () => {
-    const { status, json } = await countTokens(gw, { model, messages: ask });
-    expect(status).toBe(400);
-    expect(json).toMatchObject({ error: { code: 'unsupported_operation' } });
+    await expectNoTokenCounting(env.gw, model, ASK);
     expect(fake().requests).toHaveLength(0);
   });
 });
 
 describe('models', () => {
   it('lists <provider>/<model> from every provider of the family', async () => {
-    const ids = await listedModelIds(client);
+    const ids = await listedModelIds(env.client);
     for (const c of CASES) {
       for (const m of FAKE_MODELS) expect(ids).toContain(`${c.provider}/${m}`);
       expect(fakeOf(c.provider).last().path).toBe(`${c.root}/models`);

@@ -1,29 +1,30 @@
 // Gemini API and Vertex AI through a real gateway, driven by the official openai SDK. Both speak the
 // generateContent format (contents, systemInstruction, functionCall/functionResponse, inlineData), so one table
 // of cases runs against each, with its own fake, URL layout and authentication (API key vs service-account token).
-import type OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGeminiFake, createServiceAccount, type GeminiFake } from '../fakes/gemini.ts';
 import type { RecordedRequest } from '../fakes/server.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
-  collectChat,
-  collectResponses,
+  ASK,
+  answerToolResult,
+  askWithTool,
+  atFake,
   countTokens,
-  expectUnsupported,
+  expectNoTextCompletions,
+  expectResponsesStream,
+  expectStreamMatches,
   extraFields,
-  firstFunctionCall,
   IMAGE_MESSAGE,
   listedModelIds,
   PERSON_FORMAT,
   PERSON_SCHEMA,
   PNG_BASE64,
-  RESPONSES_WEATHER_TOOL,
-  sdkClient,
+  responsesToolRoundTrip,
+  streamOneToolCall,
   TOOL_QUESTION,
   TOOL_RESULT,
-  toolResultTurn,
   upstreamJson,
+  useProviderGateway,
   WEATHER_TOOL,
 } from './providers-helpers.ts';
 
@@ -34,56 +35,27 @@ const MODEL = 'gemini-2.5-flash';
 /** The thought signature the fake attaches to function calls; Gemini wants it back on the next turn. */
 const FAKE_SIGNATURE = 'c2lnbmF0dXJlLTE=';
 
-let gw: TestGateway;
 let gemini: GeminiFake;
 let vertex: GeminiFake;
-let client: OpenAI;
-
-beforeAll(async () => {
-  gemini = await createGeminiFake().start();
-  gemini.apiKey = GEMINI_KEY;
-  vertex = await createGeminiFake().start();
-  const account = createServiceAccount(vertex.tokenUri);
-  vertex.trust(account);
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        gemini: {
-          network_config: { base_url: gemini.url, max_retries: 0 },
-          keys: [{ id: 'gm', name: 'gemini-main', value: GEMINI_KEY, models: ['*'] }],
-        },
-        vertex: {
-          network_config: { base_url: vertex.url, max_retries: 0 },
-          keys: [
-            {
-              id: 'vx',
-              name: 'vertex-main',
-              models: ['*'],
-              vertex_key_config: { project_id: PROJECT, region: REGION, auth_credentials: account.credentials },
-            },
-          ],
-        },
-      },
-    },
-  });
-  client = sdkClient(gw);
+const env = useProviderGateway({
+  fakes: () => [gemini, vertex],
+  start: async () => {
+    gemini = await createGeminiFake().start();
+    gemini.apiKey = GEMINI_KEY;
+    vertex = await createGeminiFake().start();
+    const account = createServiceAccount(vertex.tokenUri);
+    vertex.trust(account);
+    return {
+      gemini: atFake(gemini.url, { id: 'gm', name: 'gemini-main', value: GEMINI_KEY, models: ['*'] }),
+      vertex: atFake(vertex.url, {
+        id: 'vx',
+        name: 'vertex-main',
+        models: ['*'],
+        vertex_key_config: { project_id: PROJECT, region: REGION, auth_credentials: account.credentials },
+      }),
+    };
+  },
 });
-
-afterAll(async () => {
-  await gw?.close();
-  await gemini?.stop();
-  await vertex?.stop();
-});
-
-beforeEach(() => {
-  gemini.reset();
-  vertex.reset();
-});
-
-const ask = [
-  { role: 'system' as const, content: 'You are terse.' },
-  { role: 'user' as const, content: 'hello there' },
-];
 
 interface GoogleCase {
   provider: 'gemini' | 'vertex';
@@ -122,7 +94,7 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   const last = (): RecordedRequest => fake().last();
 
   it('translates chat to generateContent (contents + systemInstruction) and back', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, max_tokens: 100, temperature: 0.3 });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, max_tokens: 100, temperature: 0.3 });
     expect(data.choices[0]?.message.content).toBe('echo: hello there');
     expect(data.choices[0]?.finish_reason).toBe('stop');
     expect(data.model).toBe(MODEL);
@@ -139,20 +111,7 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   });
 
   it('streams the same text over SSE with a usage chunk, and ends cleanly', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
-    const plain = await collectChat(await client.chat.completions.create({ model, messages: ask, stream: true }));
-    expect(plain.text).toBe(streamed.text);
-    expect(plain.usage).toBeNull();
+    const { whole, streamed } = await expectStreamMatches(env.client, model, { plainToo: true });
     expect(streamed.finishReason).toBe('stop');
     expect(streamed.usage?.total_tokens).toBe(whole.usage?.total_tokens);
     expect(streamed.extra).toMatchObject({ provider });
@@ -161,13 +120,7 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   });
 
   it('returns a functionCall as a tool call, then sends the result back as a functionResponse', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    const call = firstFunctionCall(first);
+    const { first, call } = await askWithTool(env.client, model);
     expect(call).toMatchObject({ name: 'get_weather', args: { city: TOOL_QUESTION } });
     expect(upstreamJson(last())['tools']).toEqual([
       {
@@ -181,11 +134,7 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
       },
     ]);
 
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.finish_reason).toBe('stop');
     expect(second.choices[0]?.message.content).toBe(`tool said: [${TOOL_RESULT}]`);
     expect(upstreamJson(last())['contents']).toEqual([
@@ -207,23 +156,12 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   });
 
   it('assembles a streamed tool call', async () => {
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: [{ role: 'user', content: TOOL_QUESTION }],
-        tools: [WEATHER_TOOL],
-        stream: true,
-      }),
-    );
-    expect(streamed.finishReason).toBe('tool_calls');
-    expect(streamed.toolCalls).toHaveLength(1);
-    expect(streamed.toolCalls[0]?.name).toBe('get_weather');
-    expect(streamed.toolCalls[0]?.id).not.toBe('');
-    expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual({ city: TOOL_QUESTION });
+    const call = await streamOneToolCall(env.client, model, { city: TOOL_QUESTION });
+    expect(call.id).not.toBe('');
   });
 
   it('sends a data: URL image as inlineData', async () => {
-    const data = await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
+    const data = await env.client.chat.completions.create({ model, messages: [IMAGE_MESSAGE] });
     expect(data.choices[0]?.message.content).toBe('echo: What is in this picture?');
     expect(upstreamJson(last())['contents']).toEqual([
       {
@@ -234,7 +172,7 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   });
 
   it('sends json_schema response_format as responseMimeType + responseJsonSchema', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, response_format: PERSON_FORMAT });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, response_format: PERSON_FORMAT });
     expect(JSON.parse(data.choices[0]?.message.content ?? '')).toEqual({ echo: 'hello there' });
     expect(upstreamJson(last())['generationConfig']).toEqual({
       responseMimeType: 'application/json',
@@ -243,34 +181,17 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   });
 
   it('serves Responses through chat, plain and streamed', async () => {
-    const res = await client.responses.create({ model, input: 'tell me a story' });
+    const res = await env.client.responses.create({ model, input: 'tell me a story' });
     expect(res.output_text).toBe('echo: tell me a story');
     expect(last().path).toBe(path(MODEL, 'generateContent'));
-    const streamed = await collectResponses(
-      await client.responses.create({ model, input: 'tell me a story', stream: true }),
-    );
-    expect(streamed.text).toBe(res.output_text);
-    expect(streamed.completedText).toBe(res.output_text);
+    const streamed = await expectResponsesStream(env.client, model, 'tell me a story', res.output_text);
     expect(streamed.completedStatus).toBe('completed');
     expect(last().path).toBe(path(MODEL, 'streamGenerateContent'));
   });
 
   it('bridges a Responses function call and its function_call_output', async () => {
-    const first = await client.responses.create({ model, input: TOOL_QUESTION, tools: [RESPONSES_WEATHER_TOOL] });
-    const call = first.output.find((o) => o.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error('no function_call output item');
-    expect(call.name).toBe('get_weather');
-    expect(JSON.parse(call.arguments)).toEqual({ city: TOOL_QUESTION });
-    const second = await client.responses.create({
-      model,
-      input: [
-        { role: 'user', content: TOOL_QUESTION },
-        call,
-        { type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT },
-      ],
-      tools: [RESPONSES_WEATHER_TOOL],
-    });
-    expect(second.output_text).toBe(`tool said: [${TOOL_RESULT}]`);
+    const { callId, text } = await responsesToolRoundTrip(env.client, model, { city: TOOL_QUESTION });
+    expect(text).toBe(`tool said: [${TOOL_RESULT}]`);
     // the result reached the upstream in its own format
     expect(last().json).toMatchObject({
       contents: [
@@ -278,14 +199,14 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
         {},
         {
           role: 'user',
-          parts: [{ functionResponse: { id: call.call_id, name: 'get_weather', response: JSON.parse(TOOL_RESULT) } }],
+          parts: [{ functionResponse: { id: callId, name: 'get_weather', response: JSON.parse(TOOL_RESULT) } }],
         },
       ],
     });
   });
 
   it('counts tokens with countTokens', async () => {
-    const { status, json } = await countTokens(gw, { model, messages: ask });
+    const { status, json } = await countTokens(env.gw, { model, messages: ASK });
     expect(status).toBe(200);
     // the fake counts words of contents and systemInstruction: "You are terse." + "hello there"
     expect(json['input_tokens']).toBe(5);
@@ -294,14 +215,14 @@ describe.each(CASES)('$provider', ({ provider, fake, path, checkAuth }) => {
   });
 
   it('has no text completions', async () => {
-    await expectUnsupported(client.completions.create({ model, prompt: 'x' }));
+    await expectNoTextCompletions(env.client, model);
     expect(fake().requests.filter((r) => r.path !== '/token')).toHaveLength(0);
   });
 });
 
 describe('embeddings', () => {
   it('gemini embeds with batchEmbedContents', async () => {
-    const res = await client.embeddings.create({
+    const res = await env.client.embeddings.create({
       model: 'gemini/text-embedding-004',
       input: ['first text', 'second text'],
       dimensions: 12,
@@ -320,7 +241,7 @@ describe('embeddings', () => {
   });
 
   it('vertex embeds with predict and sums the token statistics', async () => {
-    const res = await client.embeddings.create({
+    const res = await env.client.embeddings.create({
       model: 'vertex/text-embedding-005',
       input: ['one two three', 'four'],
       encoding_format: 'float',
@@ -337,7 +258,7 @@ describe('embeddings', () => {
 
 describe('models', () => {
   it('lists gemini/<model> ids from the Gemini API', async () => {
-    const ids = await listedModelIds(client);
+    const ids = await listedModelIds(env.client);
     expect(ids).toEqual(expect.arrayContaining(gemini.models.map((m) => `gemini/${m}`)));
     expect(gemini.last().path).toBe('/v1beta/models');
   });

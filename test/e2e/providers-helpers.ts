@@ -1,5 +1,6 @@
 // Shared pieces of the per-provider end-to-end tests (providers-*.test.ts): the official openai SDK against a
-// real gateway, stream collectors, one tool, one image, one JSON schema, and plain-fetch calls for /v1/count_tokens.
+// real gateway, stream collectors, one tool, one image, one JSON schema, plain-fetch calls for /v1/count_tokens,
+// and the steps every provider file repeats (streams, tool turns, Responses, unsupported operations).
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
@@ -9,9 +10,9 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import type { FunctionTool, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { expect } from 'vitest';
-import type { RecordedRequest } from '../fakes/server.ts';
-import { INFERENCE_TOKEN, type TestGateway } from '../harness/gateway.ts';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import type { FakeServer, RecordedRequest } from '../fakes/server.ts';
+import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 
 export type APIError = InstanceType<typeof OpenAI.APIError>;
 type Json = Record<string, unknown>;
@@ -203,4 +204,186 @@ export async function listedModelIds(client: OpenAI): Promise<string[]> {
   const ids: string[] = [];
   for await (const m of client.models.list()) ids.push(m.id);
   return ids;
+}
+
+/** The chat most cases ask: a system prompt and one user turn. */
+export const ASK: ChatCompletionMessageParam[] = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: 'hello there' },
+];
+
+/** A provider's config that sends it to a fake upstream at `url`, without retries, with these keys. */
+export function atFake(url: string, ...keys: Json[]): Json {
+  return { network_config: { base_url: url, max_retries: 0 }, keys };
+}
+
+/** The gateway a provider test file runs against, ready from its beforeAll on. */
+export interface ProviderGateway {
+  readonly gw: TestGateway;
+  readonly client: OpenAI;
+}
+
+/**
+ * Registers a provider file's hooks: `start` starts its fakes and returns the gateway's `providers` config; the
+ * fakes (read when needed, so a half-finished start still gets stopped) are reset before each test and stopped last.
+ */
+export function useProviderGateway(setup: {
+  fakes: () => (FakeServer | undefined)[];
+  start: () => Promise<Record<string, unknown>>;
+}): ProviderGateway {
+  let gw: TestGateway | undefined;
+  let client: OpenAI | undefined;
+  beforeAll(async () => {
+    const providers = await setup.start();
+    gw = await startTestGateway({ config: { providers } });
+    client = sdkClient(gw);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await Promise.all(setup.fakes().map((f) => f?.stop()));
+  });
+  beforeEach(() => {
+    for (const f of setup.fakes()) f?.reset();
+  });
+  return {
+    get gw(): TestGateway {
+      if (!gw) throw new Error('the gateway has not started');
+      return gw;
+    },
+    get client(): OpenAI {
+      if (!client) throw new Error('the gateway has not started');
+      return client;
+    },
+  };
+}
+
+/**
+ * Asks ASK whole, then streamed with include_usage: the same text and a usage chunk. With `plainToo`, streams once
+ * more without include_usage: the same text and no usage chunk (so the upstream's last request is that stream).
+ */
+export async function expectStreamMatches(
+  client: OpenAI,
+  model: string,
+  opts: { plainToo: boolean },
+): Promise<{ whole: ChatCompletion; streamed: StreamedChat }> {
+  const whole = await client.chat.completions.create({ model, messages: ASK });
+  const streamed = await collectChat(
+    await client.chat.completions.create({
+      model,
+      messages: ASK,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
+  );
+  expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
+  expect(streamed.usage).not.toBeNull();
+  if (opts.plainToo) {
+    const plain = await collectChat(await client.chat.completions.create({ model, messages: ASK, stream: true }));
+    expect(plain.text).toBe(streamed.text);
+    expect(plain.usage).toBeNull();
+  }
+  return { whole, streamed };
+}
+
+/** First tool turn: TOOL_QUESTION with WEATHER_TOOL must end in a tool call; returns the answer and its first call. */
+export async function askWithTool(
+  client: OpenAI,
+  model: string,
+): Promise<{ first: ChatCompletion; call: ReturnType<typeof firstFunctionCall> }> {
+  const first = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: TOOL_QUESTION }],
+    tools: [WEATHER_TOOL],
+  });
+  expect(first.choices[0]?.finish_reason).toBe('tool_calls');
+  return { first, call: firstFunctionCall(first) };
+}
+
+/** Second tool turn: the first answer and TOOL_RESULT sent back (see toolResultTurn). */
+export function answerToolResult(client: OpenAI, model: string, first: ChatCompletion): Promise<ChatCompletion> {
+  return client.chat.completions.create({ model, messages: toolResultTurn(first), tools: [WEATHER_TOOL] });
+}
+
+/** Streams TOOL_QUESTION with WEATHER_TOOL: exactly one get_weather call with `args`, returned for id checks. */
+export async function streamOneToolCall(client: OpenAI, model: string, args: Json): Promise<StreamedToolCall> {
+  const streamed = await collectChat(
+    await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: TOOL_QUESTION }],
+      tools: [WEATHER_TOOL],
+      stream: true,
+    }),
+  );
+  expect(streamed.finishReason).toBe('tool_calls');
+  expect(streamed.toolCalls).toHaveLength(1);
+  expect(streamed.toolCalls[0]?.name).toBe('get_weather');
+  expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual(args);
+  const call = streamed.toolCalls[0];
+  if (!call) throw new Error('no streamed tool call');
+  return call;
+}
+
+/** Sends IMAGE_MESSAGE with PERSON_FORMAT; what the upstream received is the caller's to check. */
+export function askImageWithFormat(client: OpenAI, model: string): Promise<ChatCompletion> {
+  return client.chat.completions.create({ model, messages: [IMAGE_MESSAGE], response_format: PERSON_FORMAT });
+}
+
+/** Streams `input` through the Responses API: the deltas and the completed response must both carry `text`. */
+export async function expectResponsesStream(
+  client: OpenAI,
+  model: string,
+  input: string,
+  text: string,
+): Promise<StreamedResponse> {
+  const streamed = await collectResponses(await client.responses.create({ model, input, stream: true }));
+  expect(streamed.text).toBe(text);
+  expect(streamed.completedText).toBe(text);
+  return streamed;
+}
+
+/**
+ * A Responses function call round trip: TOOL_QUESTION must yield a get_weather function_call with `args`; its
+ * output (TOOL_RESULT) goes back as function_call_output. Returns the call id and the second answer's text.
+ */
+export async function responsesToolRoundTrip(
+  client: OpenAI,
+  model: string,
+  args: Json,
+): Promise<{ callId: string; text: string }> {
+  const first = await client.responses.create({ model, input: TOOL_QUESTION, tools: [RESPONSES_WEATHER_TOOL] });
+  const call = first.output.find((o) => o.type === 'function_call');
+  if (call?.type !== 'function_call') throw new Error('no function_call output item');
+  expect(call.name).toBe('get_weather');
+  expect(JSON.parse(call.arguments)).toEqual(args);
+  const second = await client.responses.create({
+    model,
+    input: [
+      { role: 'user', content: TOOL_QUESTION },
+      call,
+      { type: 'function_call_output', call_id: call.call_id, output: TOOL_RESULT },
+    ],
+    tools: [RESPONSES_WEATHER_TOOL],
+  });
+  return { callId: call.call_id, text: second.output_text };
+}
+
+/** Text completions answer 400 unsupported_operation. */
+export function expectNoTextCompletions(client: OpenAI, model: string): Promise<void> {
+  return expectUnsupported(client.completions.create({ model, prompt: 'x' }));
+}
+
+/** Embeddings answer 400 unsupported_operation. */
+export function expectNoEmbeddings(client: OpenAI, model: string): Promise<void> {
+  return expectUnsupported(client.embeddings.create({ model, input: 'x' }));
+}
+
+/** /v1/count_tokens for `messages` answers 400 unsupported_operation. */
+export async function expectNoTokenCounting(
+  gw: TestGateway,
+  model: string,
+  messages: ChatCompletionMessageParam[],
+): Promise<void> {
+  const { status, json } = await countTokens(gw, { model, messages });
+  expect(status).toBe(400);
+  expect(json).toMatchObject({ error: { code: 'unsupported_operation' } });
 }

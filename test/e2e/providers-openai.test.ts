@@ -1,25 +1,28 @@
 // OpenAI and Azure OpenAI through a real gateway, driven by the official openai SDK: chat (plain, streamed,
 // tools, images, structured output), embeddings, Responses, token counting and the model list, each checked
 // against what the fake upstream received (paths, auth headers, bodies).
-import type OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAIFake, FAKE_MODELS, fakeReply, type OpenAIFake } from '../fakes/openai.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
-  collectChat,
-  collectResponses,
+  ASK,
+  answerToolResult,
+  askImageWithFormat,
+  askWithTool,
+  atFake,
   countTokens,
+  expectNoTokenCounting,
+  expectResponsesStream,
+  expectStreamMatches,
   extraFields,
-  firstFunctionCall,
   IMAGE_MESSAGE,
   listedModelIds,
   PERSON_FORMAT,
   PNG_DATA_URL,
-  sdkClient,
+  streamOneToolCall,
   TOOL_QUESTION,
   TOOL_RESULT,
-  toolResultTurn,
   upstreamJson,
+  useProviderGateway,
   WEATHER_TOOL,
 } from './providers-helpers.ts';
 
@@ -28,61 +31,37 @@ const AZURE_KEY = 'azure-e2e-bbbbbbbbbbbbbbbbbbbb';
 const CHAT_DEPLOYMENT = 'chat-deploy-prod';
 const EMBED_DEPLOYMENT = 'embed-deploy-prod';
 
-let gw: TestGateway;
 let openai: OpenAIFake;
 let azure: OpenAIFake;
-let client: OpenAI;
-
-beforeAll(async () => {
-  openai = await createOpenAIFake().start();
-  azure = await createOpenAIFake().start();
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: {
-          network_config: { base_url: openai.url, max_retries: 0 },
-          keys: [{ id: 'oa', name: 'openai-main', value: OPENAI_KEY, models: ['*'] }],
-        },
-        azure: {
-          network_config: { max_retries: 0 },
-          keys: [
-            {
-              id: 'az',
-              name: 'azure-main',
-              value: AZURE_KEY,
-              models: ['*'],
-              aliases: { 'gpt-4o': CHAT_DEPLOYMENT, 'text-embedding-3-small': EMBED_DEPLOYMENT },
-              azure_key_config: { endpoint: azure.url },
-            },
-          ],
-        },
+const env = useProviderGateway({
+  fakes: () => [openai, azure],
+  start: async () => {
+    openai = await createOpenAIFake().start();
+    azure = await createOpenAIFake().start();
+    return {
+      openai: atFake(openai.url, { id: 'oa', name: 'openai-main', value: OPENAI_KEY, models: ['*'] }),
+      azure: {
+        network_config: { max_retries: 0 },
+        keys: [
+          {
+            id: 'az',
+            name: 'azure-main',
+            value: AZURE_KEY,
+            models: ['*'],
+            aliases: { 'gpt-4o': CHAT_DEPLOYMENT, 'text-embedding-3-small': EMBED_DEPLOYMENT },
+            azure_key_config: { endpoint: azure.url },
+          },
+        ],
       },
-    },
-  });
-  client = sdkClient(gw);
+    };
+  },
 });
-
-afterAll(async () => {
-  await gw?.close();
-  await openai?.stop();
-  await azure?.stop();
-});
-
-beforeEach(() => {
-  openai.reset();
-  azure.reset();
-});
-
-const ask = [
-  { role: 'system' as const, content: 'You are terse.' },
-  { role: 'user' as const, content: 'hello there' },
-];
 
 describe('openai', () => {
   const model = 'openai/gpt-4o-mini';
 
   it('answers a chat completion and forwards the body with the bearer key', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask, max_tokens: 50 });
+    const data = await env.client.chat.completions.create({ model, messages: ASK, max_tokens: 50 });
     expect(data.choices[0]?.message.content).toBe(fakeReply('gpt-4o-mini', 'hello there'));
     expect(data.choices[0]?.finish_reason).toBe('stop');
     expect(data.model).toBe('gpt-4o-mini');
@@ -92,21 +71,11 @@ describe('openai', () => {
     const req = openai.last();
     expect(req.path).toBe('/v1/chat/completions');
     expect(req.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
-    expect(req.json).toEqual({ model: 'gpt-4o-mini', messages: ask, max_tokens: 50 });
+    expect(req.json).toEqual({ model: 'gpt-4o-mini', messages: ASK, max_tokens: 50 });
   });
 
   it('streams the same text, a usage chunk with include_usage, and ends cleanly', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
+    const { whole, streamed } = await expectStreamMatches(env.client, model, { plainToo: false });
     expect(streamed.finishReason).toBe('stop');
     expect(streamed.usage?.total_tokens).toBe(whole.usage?.total_tokens);
     expect(streamed.extra).toMatchObject({ provider: 'openai', resolved_model_used: 'gpt-4o-mini' });
@@ -114,21 +83,11 @@ describe('openai', () => {
   });
 
   it('returns a tool call, then answers the tool result', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    const call = firstFunctionCall(first);
+    const { first, call } = await askWithTool(env.client, model);
     expect(call.name).toBe('get_weather');
     expect(upstreamJson(openai.last())['tools']).toEqual([WEATHER_TOOL]);
 
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.finish_reason).toBe('stop');
     expect(second.choices[0]?.message.content).toBe(fakeReply('gpt-4o-mini', TOOL_QUESTION));
     expect(upstreamJson(openai.last())['messages']).toContainEqual({
@@ -139,30 +98,19 @@ describe('openai', () => {
   });
 
   it('assembles a streamed tool call', async () => {
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: [{ role: 'user', content: TOOL_QUESTION }],
-        tools: [WEATHER_TOOL],
-        stream: true,
-      }),
-    );
-    expect(streamed.finishReason).toBe('tool_calls');
-    expect(streamed.toolCalls).toHaveLength(1);
-    expect(streamed.toolCalls[0]?.name).toBe('get_weather');
-    expect(streamed.toolCalls[0]?.id).not.toBe('');
-    expect(JSON.parse(streamed.toolCalls[0]?.arguments ?? '')).toEqual({ query: TOOL_QUESTION });
+    const call = await streamOneToolCall(env.client, model, { query: TOOL_QUESTION });
+    expect(call.id).not.toBe('');
   });
 
   it('passes image parts and json_schema response_format through unchanged', async () => {
-    await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE], response_format: PERSON_FORMAT });
+    await askImageWithFormat(env.client, model);
     const body = upstreamJson(openai.last());
     expect(body['messages']).toEqual([IMAGE_MESSAGE]);
     expect(body['response_format']).toEqual(PERSON_FORMAT);
   });
 
   it('embeds text', async () => {
-    const res = await client.embeddings.create({
+    const res = await env.client.embeddings.create({
       model: 'openai/text-embedding-3-small',
       input: ['one two', 'three'],
       dimensions: 16,
@@ -176,24 +124,20 @@ describe('openai', () => {
   });
 
   it('serves the Responses API natively, plain and streamed', async () => {
-    const res = await client.responses.create({ model, input: 'tell me a story' });
+    const res = await env.client.responses.create({ model, input: 'tell me a story' });
     expect(res.output_text).toBe(fakeReply('gpt-4o-mini', 'tell me a story'));
     expect(openai.last().path).toBe('/v1/responses');
     expect(upstreamJson(openai.last())).toMatchObject({ model: 'gpt-4o-mini', input: 'tell me a story' });
 
-    const streamed = await collectResponses(
-      await client.responses.create({ model, input: 'tell me a story', stream: true }),
-    );
-    expect(streamed.text).toBe(res.output_text);
-    expect(streamed.completedText).toBe(res.output_text);
+    const streamed = await expectResponsesStream(env.client, model, 'tell me a story', res.output_text);
     expect(streamed.types.at(-1)).toBe('response.completed');
 
-    const final = await client.responses.stream({ model, input: 'tell me a story' }).finalResponse();
+    const final = await env.client.responses.stream({ model, input: 'tell me a story' }).finalResponse();
     expect(final.output_text).toBe(res.output_text);
   });
 
   it('counts input tokens through /responses/input_tokens', async () => {
-    const { status, json } = await countTokens(gw, {
+    const { status, json } = await countTokens(env.gw, {
       model,
       messages: [{ role: 'user', content: 'one two three four' }],
     });
@@ -204,7 +148,7 @@ describe('openai', () => {
   });
 
   it('answers text completions', async () => {
-    const res = await client.completions.create({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi' });
+    const res = await env.client.completions.create({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi' });
     expect(res.choices[0]?.text).toBe(` ${fakeReply('gpt-3.5-turbo-instruct', 'Say hi')}`);
     expect(openai.last().path).toBe('/v1/completions');
   });
@@ -215,7 +159,7 @@ describe('azure', () => {
   const deploymentPath = `/openai/deployments/${CHAT_DEPLOYMENT}/chat/completions`;
 
   it('sends chat to the aliased deployment with the api-key header', async () => {
-    const data = await client.chat.completions.create({ model, messages: ask });
+    const data = await env.client.chat.completions.create({ model, messages: ASK });
     expect(data.choices[0]?.message.content).toBe(fakeReply(CHAT_DEPLOYMENT, 'hello there'));
     expect(data.usage?.completion_tokens).toBeGreaterThan(0);
     expect(extraFields(data)).toMatchObject({ provider: 'azure', resolved_model_used: CHAT_DEPLOYMENT });
@@ -224,40 +168,20 @@ describe('azure', () => {
     expect(new URL(req.url, 'http://x').searchParams.get('api-version')).toMatch(/^\d{4}-\d{2}-\d{2}/);
     expect(req.headers['api-key']).toBe(AZURE_KEY);
     expect(req.headers.authorization).toBeUndefined();
-    expect(upstreamJson(req)['messages']).toEqual(ask);
+    expect(upstreamJson(req)['messages']).toEqual(ASK);
     expect(openai.requests).toHaveLength(0);
   });
 
   it('streams the same text with usage', async () => {
-    const whole = await client.chat.completions.create({ model, messages: ask });
-    const streamed = await collectChat(
-      await client.chat.completions.create({
-        model,
-        messages: ask,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    );
-    expect(streamed.text).toBe(whole.choices[0]?.message.content ?? 'no text');
-    expect(streamed.usage).not.toBeNull();
+    const { streamed } = await expectStreamMatches(env.client, model, { plainToo: false });
     expect(streamed.usage?.total_tokens).toBeGreaterThan(0);
     expect(azure.last().path).toBe(deploymentPath);
   });
 
   it('round-trips a tool call', async () => {
-    const first = await client.chat.completions.create({
-      model,
-      messages: [{ role: 'user', content: TOOL_QUESTION }],
-      tools: [WEATHER_TOOL],
-    });
-    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
-    const call = firstFunctionCall(first);
+    const { first, call } = await askWithTool(env.client, model);
     expect(call.name).toBe('get_weather');
-    const second = await client.chat.completions.create({
-      model,
-      messages: toolResultTurn(first),
-      tools: [WEATHER_TOOL],
-    });
+    const second = await answerToolResult(env.client, model, first);
     expect(second.choices[0]?.message.content).toBe(fakeReply(CHAT_DEPLOYMENT, TOOL_QUESTION));
     expect(upstreamJson(azure.last())['messages']).toContainEqual({
       role: 'tool',
@@ -267,14 +191,14 @@ describe('azure', () => {
   });
 
   it('passes images and response_format to the deployment', async () => {
-    await client.chat.completions.create({ model, messages: [IMAGE_MESSAGE], response_format: PERSON_FORMAT });
+    await askImageWithFormat(env.client, model);
     const body = upstreamJson(azure.last());
     expect(JSON.stringify(body['messages'])).toContain(PNG_DATA_URL);
     expect(body['response_format']).toEqual(PERSON_FORMAT);
   });
 
   it('embeds through the embeddings deployment', async () => {
-    const res = await client.embeddings.create({
+    const res = await env.client.embeddings.create({
       model: 'azure/text-embedding-3-small',
       input: 'a b c',
       encoding_format: 'float',
@@ -285,26 +209,22 @@ describe('azure', () => {
   });
 
   it('serves Responses on the v1 route with the deployment as model', async () => {
-    const res = await client.responses.create({ model, input: 'hi azure' });
+    const res = await env.client.responses.create({ model, input: 'hi azure' });
     expect(res.output_text).toBe(fakeReply(CHAT_DEPLOYMENT, 'hi azure'));
     expect(azure.last().path).toBe('/openai/v1/responses');
     expect(upstreamJson(azure.last())['model']).toBe(CHAT_DEPLOYMENT);
-    const streamed = await collectResponses(await client.responses.create({ model, input: 'hi azure', stream: true }));
-    expect(streamed.text).toBe(res.output_text);
-    expect(streamed.completedText).toBe(res.output_text);
+    await expectResponsesStream(env.client, model, 'hi azure', res.output_text);
   });
 
   it('has no token counting', async () => {
-    const { status, json } = await countTokens(gw, { model, messages: [{ role: 'user', content: 'hi' }] });
-    expect(status).toBe(400);
-    expect(json).toMatchObject({ error: { code: 'unsupported_operation' } });
+    await expectNoTokenCounting(env.gw, model, [{ role: 'user', content: 'hi' }]);
     expect(azure.requests).toHaveLength(0);
   });
 });
 
 describe('models', () => {
   it('lists <provider>/<model> ids from both providers', async () => {
-    const ids = await listedModelIds(client);
+    const ids = await listedModelIds(env.client);
     for (const m of FAKE_MODELS) {
       expect(ids).toContain(`openai/${m}`);
       expect(ids).toContain(`azure/${m}`);

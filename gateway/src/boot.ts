@@ -15,6 +15,7 @@ import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
 import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
+import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
 
 export interface BootOptions {
@@ -74,6 +75,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     if (opts.file || env.configPath) {
       await state.clientConfig.applyConfigFile(file.client);
       await state.providers.applyConfigFile(file);
+      await applyGovernanceConfig(state, file);
     }
     const configuredAdmin = Boolean(env.adminApiKey) || file.auth.admin_api_keys.length > 0;
     const { generated } = await bootstrapAdminKey(state.db, configuredAdmin);

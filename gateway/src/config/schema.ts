@@ -2,6 +2,7 @@
 // Values written as `env.NAME` are resolved from the environment before validation (see resolve-env.ts).
 import { z } from 'zod';
 import { allowList } from './allow-list.ts';
+import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 
@@ -83,17 +84,22 @@ export const AuthConfig = z.strictObject({
 });
 export type AuthConfig = z.infer<typeof AuthConfig>;
 
-export const ConfigFile = z.strictObject({
-  $schema: z.string().optional(),
-  /** `1` restores 1.4.x allow-list semantics for lists loaded from this file (compatibility mode). */
-  version: z.union([z.literal(1), z.literal(2)]).default(2),
-  client: ClientConfig.default(ClientConfig.parse({})),
-  auth: AuthConfig.default(AuthConfig.parse({})),
-  providers: z
-    .record(
-      z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'),
-      ProviderFileConfig,
-    )
-    .default({}),
-});
+export const ConfigFile = z.preprocess(
+  compatV1Governance,
+  z.strictObject({
+    $schema: z.string().optional(),
+    /** `1` restores 1.4.x allow-list semantics for lists loaded from this file (compatibility mode). */
+    version: z.union([z.literal(1), z.literal(2)]).default(2),
+    client: ClientConfig.default(ClientConfig.parse({})),
+    auth: AuthConfig.default(AuthConfig.parse({})),
+    providers: z
+      .record(
+        z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'),
+        ProviderFileConfig,
+      )
+      .default({}),
+    /** Teams, customers, virtual keys, pricing overrides and routing rules, applied at every start. */
+    governance: GovernanceFileConfig.default(GovernanceFileConfig.parse({})),
+  }),
+);
 export type ConfigFile = z.infer<typeof ConfigFile>;

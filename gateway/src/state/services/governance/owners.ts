@@ -160,9 +160,11 @@ export class OwnerService {
     const parsed = parseOwnerBody(body);
     const budgets = parsed.budgets.map((b, i) => ({ ...b, id: b.id ?? stableId(this.kind, parsed.name, String(i)) }));
     const input: OwnerInput = { ...parsed, budgets };
+    // By name; else the file's own row under its stable id (renamed through the API since the last start).
     const existing = await this.deps.db.query<{ id: string; source: string }>(
-      `SELECT id, source FROM ${this.t.table} WHERE name = $1`,
-      [input.name],
+      `SELECT id, source FROM ${this.t.table} WHERE name = $1 OR (id = $2 AND source = 'config')
+       ORDER BY (name = $1) DESC LIMIT 1`,
+      [input.name, input.id ?? stableId(this.kind, input.name)],
     );
     const row = existing.rows[0];
     if (!row) return this.insert(input, CONFIG);

@@ -8,7 +8,7 @@ import { DbError } from '../../db/errors.ts';
 import type { Db, Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import type { ChangeEvent } from '../../events.ts';
-import { newId } from '../../ids.ts';
+import { newId, stableId } from '../../ids.ts';
 import type { ProviderCatalog } from '../catalog.ts';
 import { iso } from '../key-record.ts';
 
@@ -121,23 +121,37 @@ export class PricingOverrideService {
     await this.deps.publish({ kind: 'governance' });
   }
 
-  /** config.json at start: creates the override or replaces the prices of the one with the same scope and model. */
+  /**
+   * config.json at start: creates the override or brings it to the file's prices. Overrides carry no source
+   * column: the file's override is the one under the file's id (`id`, else one derived from scope, provider
+   * and model); another override for the same target was made through the API and is left alone.
+   */
   async applyConfig(body: unknown): Promise<string> {
     const input = this.parse(body);
+    const wanted =
+      input.id ??
+      stableId(
+        'pricing_override',
+        input.scope,
+        input.scope_id ?? '',
+        input.provider.toLowerCase(),
+        input.model.toLowerCase(),
+      );
     const id = await this.deps.db.transaction(async (tx) => {
       const same = await this.sameTarget(tx, input);
-      const target = same ?? input.id ?? newId();
-      await this.check(tx, input, target);
-      if (same) await this.write(tx, same, input);
+      if (same !== undefined && same !== wanted) return same;
+      const mine = await tx.query('SELECT 1 FROM pricing_overrides WHERE id = $1 FOR UPDATE', [wanted]);
+      await this.check(tx, input, wanted);
+      if (mine.rowCount > 0) await this.write(tx, wanted, input);
       else {
         await tx.query(
           `INSERT INTO pricing_overrides (id, scope, scope_id, provider, model, input_cost_per_token,
              output_cost_per_token, cache_read_cost_per_token, cache_write_cost_per_token)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [target, ...columns(input)],
+          [wanted, ...columns(input)],
         );
       }
-      return target;
+      return wanted;
     });
     await this.deps.publish({ kind: 'governance' });
     return id;

@@ -8,7 +8,7 @@ import { DbError } from '../../db/errors.ts';
 import type { Db, Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import type { ChangeEvent } from '../../events.ts';
-import { newId } from '../../ids.ts';
+import { newId, stableId } from '../../ids.ts';
 import type { ProviderCatalog } from '../catalog.ts';
 import { iso } from '../key-record.ts';
 
@@ -146,26 +146,34 @@ export class RoutingRuleService {
     await this.deps.publish({ kind: 'governance' });
   }
 
-  /** config.json at start: creates the named rule or replaces it with the file's content. Returns its id. */
+  /**
+   * config.json at start: creates the named rule or brings it to the file's content. Rules carry no source
+   * column: the file's rules are those under the file's id (`id`, else one derived from the name); a rule of
+   * the same name under another id was made through the API and is left alone. Returns the rule's id.
+   */
   async applyConfig(body: unknown): Promise<string> {
     const input = this.parse(body);
+    const wanted = input.id ?? stableId('routing_rule', input.name);
     const id = await this.deps.db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ id: string }>('SELECT id FROM routing_rules WHERE name = $1 FOR UPDATE', [
-        input.name,
-      ]);
-      await this.checkScope(tx, input);
+      const { rows } = await tx.query<{ id: string }>(
+        'SELECT id FROM routing_rules WHERE id = $1 OR name = $2 ORDER BY (id = $1) DESC LIMIT 1 FOR UPDATE',
+        [wanted, input.name],
+      );
       const existing = rows[0]?.id;
-      if (existing) {
+      if (existing !== undefined && existing !== wanted) return existing;
+      await this.checkScope(tx, input);
+      if (existing !== undefined) {
         await this.write(tx, existing, input);
         return existing;
       }
-      const created = input.id ?? newId();
-      await tx.query(
-        `INSERT INTO routing_rules (id, name, description, enabled, condition, targets, fallbacks, scope, scope_id,
-           priority) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [created, ...columns(input)],
+      await guardUnique(() =>
+        tx.query(
+          `INSERT INTO routing_rules (id, name, description, enabled, condition, targets, fallbacks, scope, scope_id,
+             priority) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [wanted, ...columns(input)],
+        ),
       );
-      return created;
+      return wanted;
     });
     await this.deps.publish({ kind: 'governance' });
     return id;

@@ -191,43 +191,48 @@ const READ_ONLY_BUDGET_FIELDS = ['current_usage', 'last_reset', 'next_reset', 'v
  */
 export function validateVirtualKey(body: unknown, mode: 'create' | 'update'): Validation<VirtualKeyInput> {
   if (!isRecord(body)) return fail('(root): expected a JSON object');
-  const top = omit(body, ['budget', ...READ_ONLY_KEY_FIELDS]);
-  if (mode === 'update' && 'value' in top) {
+  if (mode === 'update' && 'value' in body) {
     return fail('value: the value cannot be changed; create a new key', 'value');
   }
-  if (Array.isArray(top['budgets'])) top['budgets'] = top['budgets'].map(stripBudget);
-  if (Array.isArray(top['provider_configs'])) {
-    const pcs: unknown[] = [];
-    for (const [i, pc] of top['provider_configs'].entries()) {
-      if (!isRecord(pc)) {
-        pcs.push(pc);
-        continue;
-      }
-      if ('allowed_keys' in pc) {
-        const param = `provider_configs[${i}].allowed_keys`;
-        return fail(
-          `${param}: allowed_keys was renamed key_ids (omitted or [] allows no keys; ["*"] allows all)`,
-          param,
-        );
-      }
-      const next = omit(pc, ['budget', ...READ_ONLY_PC_FIELDS]);
-      if (Array.isArray(next['budgets'])) next['budgets'] = next['budgets'].map(stripBudget);
-      pcs.push(next);
+  if (Array.isArray(body['provider_configs'])) {
+    for (const [i, pc] of body['provider_configs'].entries()) {
+      if (!isRecord(pc) || !('allowed_keys' in pc)) continue;
+      const param = `provider_configs[${i}].allowed_keys`;
+      return fail(`${param}: allowed_keys was renamed key_ids (omitted or [] allows no keys; ["*"] allows all)`, param);
     }
-    top['provider_configs'] = pcs;
   }
-  const budgetAligned = findCalendarAligned(top);
+  const budgetAligned = findCalendarAligned(body);
   if (budgetAligned) {
     const message = `${budgetAligned}: calendar_aligned is set on the virtual key and applies to all its budgets`;
     return fail(message, budgetAligned);
   }
-  const r = VirtualKeyInput.safeParse(top);
+  const r = VirtualKeyInput.safeParse(stripIgnoredFields(body));
   if (!r.success) {
     const first = r.error.issues[0];
     const path = [...(first?.path ?? []), ...(first?.code === 'unrecognized_keys' ? first.keys.slice(0, 1) : [])];
     return fail(formatIssues(r.error), path.length > 0 ? pathText(path) : undefined);
   }
   return { ok: true, value: r.data };
+}
+
+/**
+ * Drops what a virtual-key body may carry without meaning: the old singular `budget` (ignored, spec Errors 7)
+ * and the read-only fields of the API view (a GET view sent back). Anything else is left to the schema.
+ * config.json's virtual keys go through it too, so the file takes the same bodies as the API.
+ */
+export function stripIgnoredFields(body: unknown): unknown {
+  if (!isRecord(body)) return body;
+  const top = omit(body, ['budget', ...READ_ONLY_KEY_FIELDS]);
+  if (Array.isArray(top['budgets'])) top['budgets'] = top['budgets'].map(stripBudget);
+  if (Array.isArray(top['provider_configs'])) {
+    top['provider_configs'] = top['provider_configs'].map((pc: unknown) => {
+      if (!isRecord(pc)) return pc;
+      const next = omit(pc, ['budget', ...READ_ONLY_PC_FIELDS]);
+      if (Array.isArray(next['budgets'])) next['budgets'] = next['budgets'].map(stripBudget);
+      return next;
+    });
+  }
+  return top;
 }
 
 /** `a.b[0].c`, as formatIssues writes paths. */

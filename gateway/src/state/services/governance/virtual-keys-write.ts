@@ -111,6 +111,19 @@ export async function writeKeyRow(
   }
 }
 
+/** Replaces the value of an existing key (config.json's value changed): its digest and hint. */
+export async function writeValue(tx: Queryable, id: string, name: string, value: NewValue): Promise<void> {
+  try {
+    await tx.query('UPDATE virtual_keys SET value_hash = $2, value_hint = $3 WHERE id = $1 AND value_hash <> $2', [
+      id,
+      value.hash,
+      value.hint,
+    ]);
+  } catch (err) {
+    throw mapWriteError(err, id, name);
+  }
+}
+
 /**
  * Replaces the key's provider configs and budgets with the input's lists. A provider config keeps its id while
  * its provider stays listed; a budget keeps its id (and so its usage) when the input repeats it.
@@ -157,7 +170,7 @@ export async function writeChildren(
   }
 
   const kept = new Set<string>();
-  for (const o of owned) {
+  for (const [position, o] of owned.entries()) {
     const nano = usdToNano(o.budget.max_limit);
     const id = o.budget.id;
     if (id !== undefined && existing.budgetIds.has(id)) {
@@ -170,11 +183,12 @@ export async function writeChildren(
       continue;
     }
     if (id !== undefined) await checkNewBudgetId(tx, id, `${o.path}.id`, actor);
-    // clock_timestamp() keeps the listed order among budgets created in one transaction.
+    // Listed order survives (created_at orders budgets): PGlite's clock ticks in milliseconds, so
+    // clock_timestamp() alone ties within one transaction; the position breaks the tie.
     await tx.query(
       `INSERT INTO budgets (id, virtual_key_id, provider_config_id, max_limit_nano, reset_duration, created_at)
-       VALUES ($1, $2, $3, $4, $5, clock_timestamp())`,
-      [id ?? newId(), o.keyId, o.configId, nano, o.budget.reset_duration],
+       VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::int * interval '1 microsecond')`,
+      [id ?? newId(), o.keyId, o.configId, nano, o.budget.reset_duration, position],
     );
   }
   const dropped = [...existing.budgetIds].filter((id) => !kept.has(id));

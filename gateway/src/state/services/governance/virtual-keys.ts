@@ -22,6 +22,7 @@ import {
   readExistingChildren,
   writeChildren,
   writeKeyRow,
+  writeValue,
 } from './virtual-keys-write.ts';
 
 export interface VirtualKeyServiceDeps {
@@ -32,6 +33,7 @@ export interface VirtualKeyServiceDeps {
 }
 
 const GOVERNANCE: ChangeEvent = { kind: 'governance' };
+const CONFIG: Actor = { source: 'config' };
 
 export class VirtualKeyService {
   private readonly deps: VirtualKeyServiceDeps;
@@ -102,6 +104,58 @@ export class VirtualKeyService {
       await tx.query('DELETE FROM virtual_keys WHERE id = $1', [id]);
     });
     await this.deps.publish(GOVERNANCE);
+  }
+
+  /**
+   * config.json at start: creates the named key or brings it to the file's content (value included); keys
+   * created through the API or by the operator are left alone. The id and the ids of budgets listed without
+   * one derive from the key's name (and the budget's place), so budgets keep their usage across restarts.
+   * Returns the key's id.
+   */
+  async applyConfig(body: unknown): Promise<string> {
+    const parsed = this.parse(body, 'create');
+    if (parsed.value === undefined) throw new StateError('invalid', 'value: required in config.json', 'value');
+    const { name } = parsed;
+    const input: VirtualKeyInput = {
+      ...parsed,
+      budgets: parsed.budgets.map((b, i) => ({
+        ...b,
+        id: b.id ?? stableId('virtual_key', name, 'budgets', String(i)),
+      })),
+      provider_configs: parsed.provider_configs.map((pc) => ({
+        ...pc,
+        budgets: pc.budgets.map((b, i) => ({
+          ...b,
+          id: b.id ?? stableId('virtual_key', name, pc.provider, String(i)),
+        })),
+      })),
+    };
+    const value = { hash: valueHash(parsed.value), hint: valueHint(parsed.value) };
+    const wanted = input.id ?? stableId('virtual_key', name);
+    // By name; else the file's own row under its stable id (renamed through the API since the last start).
+    const { rows } = await this.deps.db.query<{ id: string; source: string }>(
+      `SELECT id, source FROM virtual_keys WHERE name = $1 OR (id = $2 AND source = 'config')
+       ORDER BY (name = $1) DESC LIMIT 1`,
+      [name, wanted],
+    );
+    const row = rows[0];
+    if (row && row.source !== 'config') return row.id;
+    const id = row?.id ?? wanted;
+    await this.deps.db.transaction(async (tx) => {
+      await checkReferences(tx, input);
+      if (!row) {
+        await writeKeyRow(tx, id, input, CONFIG, value);
+        await writeChildren(tx, id, input, NO_CHILDREN, CONFIG);
+        return;
+      }
+      await readVirtualKeyRows(tx, id, true);
+      const existing = await readExistingChildren(tx, id);
+      await writeKeyRow(tx, id, input, CONFIG);
+      await writeValue(tx, id, name, value);
+      await writeChildren(tx, id, input, existing, CONFIG);
+    });
+    await this.deps.publish(GOVERNANCE);
+    return id;
   }
 
   private parse(body: unknown, mode: 'create' | 'update'): VirtualKeyInput {

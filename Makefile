@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install run test test-k8s lint bench build clean
+.PHONY: install run test test-k8s lint bench build clean cluster-bins
 
 node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
 	npm ci --no-audit --no-fund
@@ -29,3 +29,8 @@ build: install
 
 clean:
 	rm -rf node_modules dist gateway/dist operator/dist
+
+# etcd + kube-apiserver for the Kubernetes tests, built from Go modules into test/cluster/bin/
+# (cached: a no-op once built; the first build takes many minutes). Needs Go >= 1.24.
+cluster-bins:
+	test/cluster/build.sh

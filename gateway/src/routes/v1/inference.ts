@@ -63,18 +63,18 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) ac.abort();
     });
+    const owners = ownersOf(rt, request.principal);
     const input: InferenceInput<Req> = {
       id,
       body,
       model: body.model,
       fallbacks: body.fallbacks,
       headers: request.headers,
-      principal: request.principal,
+      owners,
       signal: ac.signal,
       startedAt,
     };
     let prepared: Prepared | undefined;
-    const owners = ownersOf(rt, request.principal);
     const done: Finish = (outcome, statusCode, usage, error, started) =>
       void finish(rt, {
         id,

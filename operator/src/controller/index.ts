@@ -1,0 +1,24 @@
+// The operator's generic controller machinery: work queue, controller runner, informer wrapper, leader election.
+export { type Clock, systemClock } from './clock.ts';
+export {
+  Controller,
+  type ControllerOptions,
+  objectKey,
+  type Reconcile,
+  type ReconcileResult,
+  splitKey,
+} from './controller.ts';
+export { apiStatusCode, errorMessage } from './errors.ts';
+export {
+  type CustomObject,
+  customResourceSource,
+  type ResourceSource,
+  secretSource,
+  type WatchEventType,
+  type WatchedResource,
+  type WatchResourceOptions,
+  watchResource,
+} from './informer.ts';
+export { LeaderElector, type LeaderElectorOptions } from './lease.ts';
+export { type Log, silentLog } from './log.ts';
+export { WorkQueue, type WorkQueueOptions } from './queue.ts';

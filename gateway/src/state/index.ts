@@ -19,12 +19,16 @@ import { RateLimitService } from './services/governance/rate-limits.ts';
 import { RoutingRuleService } from './services/governance/routing-rules.ts';
 import { TeamService } from './services/governance/teams.ts';
 import { VirtualKeyService } from './services/governance/virtual-keys.ts';
+import { OwnedResources } from './services/kubernetes.ts';
 import { ProviderService } from './services/providers.ts';
 import { Snapshot, type SnapshotLogger } from './snapshot.ts';
 
 export { StateError } from './errors.ts';
 export type { ChangeEvent } from './events.ts';
+export { stableId } from './ids.ts';
 export type { Actor, ProviderCatalog } from './services/catalog.ts';
+export { generateValue as generateVirtualKeyValue } from './services/governance/virtual-keys-value.ts';
+export type { ApplyOutcome, OwnedRowRef } from './services/kubernetes.ts';
 
 export interface StateOptions {
   databaseUrl?: string | undefined;
@@ -53,6 +57,8 @@ export interface State {
   pricingOverrides: PricingOverrideService;
   routingRules: RoutingRuleService;
   rateLimits: RateLimitService;
+  /** The operator's write path: rows owned by Kubernetes resources. */
+  owned: OwnedResources;
   /** Budget reservations and rate counters (atomic, shared across pods). */
   counters: GovernanceCounters;
   /** Durable budget charges in Postgres. */
@@ -97,20 +103,23 @@ export async function openState(opts: StateOptions): Promise<State> {
   const counters = new GovernanceCounters(coord, charges);
   const usage = budgetUsageFn(counters, now);
   const catalog = opts.catalog;
+  const providers = new ProviderService({ db, box, catalog, publish });
+  const virtualKeys = new VirtualKeyService({ db, catalog, publish, usage });
   return {
     db,
     coord,
     box,
     snapshot,
-    providers: new ProviderService({ db, box, catalog, publish }),
+    providers,
     clientConfig: new ClientConfigService(db, publish),
-    virtualKeys: new VirtualKeyService({ db, catalog, publish, usage }),
+    virtualKeys,
     budgets: new BudgetService({ db, usage }),
     teams: new TeamService({ db, publish, usage }),
     customers: new CustomerService({ db, publish, usage }),
     pricingOverrides: new PricingOverrideService({ db, catalog, publish }),
     routingRules: new RoutingRuleService({ db, catalog, publish }),
     rateLimits: new RateLimitService({ db, counts: rateCountsFn(counters, now) }),
+    owned: new OwnedResources({ db, providers, virtualKeys }),
     counters,
     charges,
     async close() {

@@ -80,7 +80,7 @@ export class ProviderService {
     }
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, name, true);
-      checkOwner(row, actor, `Provider for ${name}`);
+      checkOwner(row, actor, 'Provider');
       await tx.query('UPDATE providers SET network_config = $2, updated_at = now() WHERE name = $1', [
         name,
         JSON.stringify(input.network_config ?? {}),
@@ -93,7 +93,7 @@ export class ProviderService {
   async delete(name: string, actor: Actor): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, name, true);
-      checkOwner(row, actor, `Provider for ${name}`);
+      checkOwner(row, actor, 'Provider');
       await tx.query('DELETE FROM providers WHERE name = $1', [name]);
     });
     await this.deps.publish({ kind: 'provider', name });
@@ -133,7 +133,7 @@ export class ProviderService {
     await this.deps.db.transaction(async (tx) => {
       const prov = await this.row(tx, provider, true);
       const prev = await this.keyRow(tx, provider, id, true);
-      checkOwner(prev, actor, `ProviderKey ${prev.name}`);
+      checkOwner(prev, actor, 'ProviderKey');
       const { columns, secrets } = splitKeyInput(input);
       const merged = mergeSecrets(secrets, this.secrets(prev));
       this.checkKey(provider, { ...input, value: merged.value }, prov);
@@ -147,7 +147,7 @@ export class ProviderService {
     await this.deps.db.transaction(async (tx) => {
       await this.row(tx, provider, true);
       const prev = await this.keyRow(tx, provider, id, true);
-      checkOwner(prev, actor, `ProviderKey ${prev.name}`);
+      checkOwner(prev, actor, 'ProviderKey');
       await tx.query('DELETE FROM provider_keys WHERE provider = $1 AND id = $2', [provider, id]);
     });
     await this.deps.publish({ kind: 'provider', name: provider });

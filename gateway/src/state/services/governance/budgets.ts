@@ -2,6 +2,7 @@
 // /api/governance/budgets lists every budget with its parent and usage. Money is nano-USD in storage, USD on the wire.
 import type { Budget, BudgetOwnerKind } from '../../../governance/model.ts';
 import type { Db } from '../../db/types.ts';
+import { StateError } from '../../errors.ts';
 
 const NANO = 1e9;
 
@@ -94,15 +95,28 @@ export class BudgetService {
     this.deps = deps;
   }
 
+  /** One budget with its limit and usage (the Budget resource's status). */
+  async get(id: string): Promise<Record<string, unknown>> {
+    const [detail] = await this.details(id);
+    if (!detail) throw new StateError('not_found', `budget ${id} not found`, 'id');
+    return detail;
+  }
+
   /** Every budget (virtual keys, provider configs, teams, customers) with its parent, limit and usage. */
   async list(): Promise<Record<string, unknown>[]> {
+    return this.details();
+  }
+
+  private async details(id?: string): Promise<Record<string, unknown>[]> {
     const { rows } = await this.deps.db.query<BudgetRow & { calendar_aligned: boolean } & Record<string, unknown>>(
       `SELECT b.*, COALESCE(vk.calendar_aligned, pvk.calendar_aligned, false) AS calendar_aligned
        FROM budgets b
        LEFT JOIN virtual_keys vk ON vk.id = b.virtual_key_id
        LEFT JOIN vk_provider_configs pc ON pc.id = b.provider_config_id
        LEFT JOIN virtual_keys pvk ON pvk.id = pc.virtual_key_id
+       ${id === undefined ? '' : 'WHERE b.id = $1'}
        ORDER BY b.created_at, b.id`,
+      id === undefined ? [] : [id],
     );
     const budgets = rows.map((r) => toBudget(r, r.calendar_aligned));
     const usage = budgets.length > 0 ? await this.deps.usage(budgets) : new Map<string, BudgetUsage>();

@@ -15,7 +15,7 @@ import {
   type VirtualKeyRow,
   virtualKeyView,
 } from './virtual-keys-rows.ts';
-import { generateValue, valueHash, valueHint } from './virtual-keys-value.ts';
+import { generateValue, isValueShaped, VALUE_RULE, valueHash, valueHint } from './virtual-keys-value.ts';
 import {
   checkReferences,
   NO_CHILDREN,
@@ -89,6 +89,19 @@ export class VirtualKeyService {
     });
     await this.deps.publish(GOVERNANCE);
     return this.get(id);
+  }
+
+  /** Replaces the value (a rotated Secret behind a VirtualKey resource); only the owner of the row may. */
+  async setValue(id: string, value: string, actor: Actor): Promise<void> {
+    if (!isValueShaped(value)) throw new StateError('invalid', `value: ${VALUE_RULE}`, 'value');
+    await this.deps.db.transaction(async (tx) => {
+      const { keys } = await readVirtualKeyRows(tx, id, true);
+      const row = keys[0];
+      if (!row) throw notFound(id);
+      checkOwner(row, actor);
+      await writeValue(tx, id, row.name, { hash: valueHash(value), hint: valueHint(value) });
+    });
+    await this.deps.publish(GOVERNANCE);
   }
 
   /** Deletes the key with its provider configs, budgets and their charges. */

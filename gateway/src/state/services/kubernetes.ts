@@ -1,0 +1,200 @@
+// Rows owned by Kubernetes resources: the operator's one write path. Every apply goes through the same services
+// (validation, change events) as the REST API, after two checks of its own:
+// - ownership: a row created through the API, config.json or another resource is never taken over (conflict);
+// - content: the row remembers a salted digest of the input it was last written from, so re-applying the same
+//   manifest, or the operator's periodic resync, writes nothing and publishes no change.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/types.ts';
+import { StateError } from '../errors.ts';
+import type { Actor } from './catalog.ts';
+import type { VirtualKeyService } from './governance/virtual-keys.ts';
+import { isValueShaped, VALUE_RULE } from './governance/virtual-keys-value.ts';
+import type { ProviderService } from './providers.ts';
+
+export type ApplyOutcome = 'created' | 'updated' | 'unchanged';
+
+interface OwnedRow {
+  source: string;
+  owner_ref: string | null;
+  applied_hash: string | null;
+}
+
+/** A row owned by a resource: its kind, its key (provider name or row id) and the owner `namespace/name`. */
+export interface OwnedRowRef {
+  kind: 'Provider' | 'ProviderKey' | 'VirtualKey';
+  key: string;
+  owner: string;
+}
+
+export interface OwnedResourcesDeps {
+  db: Db;
+  providers: ProviderService;
+  virtualKeys: VirtualKeyService;
+}
+
+export class OwnedResources {
+  private readonly deps: OwnedResourcesDeps;
+  constructor(deps: OwnedResourcesDeps) {
+    this.deps = deps;
+  }
+
+  /** Creates or updates provider `name` from a Provider resource (`owner` is `namespace/name`). */
+  async applyProvider(owner: string, name: string, body: Record<string, unknown>): Promise<ApplyOutcome> {
+    const actor = kubernetes(owner);
+    const row = await this.row('SELECT source, owner_ref, applied_hash FROM providers WHERE name = $1', name);
+    if (row) {
+      claim(row, owner, `provider ${name}`, 'Provider');
+      if (matches(row.applied_hash, body)) return 'unchanged';
+      await this.deps.providers.update(name, body, actor);
+    } else {
+      await this.deps.providers.create(body, actor, name);
+    }
+    await this.stamp('providers', 'name', name, owner, body);
+    return row ? 'updated' : 'created';
+  }
+
+  /** Removes provider `name` (and its keys) when `owner` owns it; anything else is left alone. */
+  async deleteProvider(owner: string, name: string): Promise<void> {
+    const row = await this.row('SELECT source, owner_ref, applied_hash FROM providers WHERE name = $1', name);
+    if (row?.owner_ref !== owner) return;
+    await this.deps.providers.delete(name, kubernetes(owner)).catch(ignoreNotFound);
+  }
+
+  /**
+   * Creates or updates key `id` of `provider` from a ProviderKey resource; `body` is a full key input (value
+   * included). A key that moved to another provider is removed from the old one.
+   */
+  async applyProviderKey(
+    owner: string,
+    provider: string,
+    id: string,
+    body: Record<string, unknown>,
+  ): Promise<ApplyOutcome> {
+    const actor = kubernetes(owner);
+    const digestOf = { provider, ...body };
+    const row = await this.row<OwnedRow & { provider: string }>(
+      'SELECT provider, source, owner_ref, applied_hash FROM provider_keys WHERE id = $1',
+      id,
+    );
+    if (row) claim(row, owner, `provider key ${id}`, 'ProviderKey');
+    if (row && row.provider === provider) {
+      if (matches(row.applied_hash, digestOf)) return 'unchanged';
+      await this.deps.providers.updateKey(provider, id, body, actor);
+    } else {
+      if (row) await this.deps.providers.deleteKey(row.provider, id, actor).catch(ignoreNotFound);
+      await this.deps.providers.addKey(provider, { ...body, id }, actor);
+    }
+    await this.stamp('provider_keys', 'id', id, owner, digestOf);
+    return row ? 'updated' : 'created';
+  }
+
+  async deleteProviderKey(owner: string, id: string): Promise<void> {
+    const row = await this.row<OwnedRow & { provider: string }>(
+      'SELECT provider, source, owner_ref, applied_hash FROM provider_keys WHERE id = $1',
+      id,
+    );
+    if (row?.owner_ref !== owner) return;
+    await this.deps.providers.deleteKey(row.provider, id, kubernetes(owner)).catch(ignoreNotFound);
+  }
+
+  /** Creates or updates virtual key `id`; `body` carries the value (from a Secret), which may rotate. */
+  async applyVirtualKey(
+    owner: string,
+    id: string,
+    body: Record<string, unknown> & { value: string },
+  ): Promise<ApplyOutcome> {
+    const actor = kubernetes(owner);
+    // Checked before any write, so a bad value never leaves the key half-updated.
+    if (!isValueShaped(body.value)) throw new StateError('invalid', `value: ${VALUE_RULE}`, 'value');
+    const row = await this.row('SELECT source, owner_ref, applied_hash FROM virtual_keys WHERE id = $1', id);
+    if (row) {
+      claim(row, owner, `virtual key ${id}`, 'VirtualKey');
+      if (matches(row.applied_hash, body)) return 'unchanged';
+      const { value, ...rest } = body;
+      await this.deps.virtualKeys.update(id, rest, actor);
+      await this.deps.virtualKeys.setValue(id, value, actor);
+    } else {
+      await this.deps.virtualKeys.create({ ...body, id }, actor);
+    }
+    await this.stamp('virtual_keys', 'id', id, owner, body);
+    return row ? 'updated' : 'created';
+  }
+
+  async deleteVirtualKey(owner: string, id: string): Promise<void> {
+    const row = await this.row('SELECT source, owner_ref, applied_hash FROM virtual_keys WHERE id = $1', id);
+    if (row?.owner_ref !== owner) return;
+    await this.deps.virtualKeys.delete(id, kubernetes(owner)).catch(ignoreNotFound);
+  }
+
+  /** Every row a Kubernetes resource owns, for the operator's sweep of rows whose resource is gone. */
+  async listOwned(): Promise<OwnedRowRef[]> {
+    const { rows } = await this.deps.db.query<OwnedRowRef & Record<string, unknown>>(
+      `SELECT 'Provider' AS kind, name AS key, owner_ref AS owner FROM providers WHERE owner_ref IS NOT NULL
+       UNION ALL SELECT 'ProviderKey', id, owner_ref FROM provider_keys WHERE owner_ref IS NOT NULL
+       UNION ALL SELECT 'VirtualKey', id, owner_ref FROM virtual_keys WHERE owner_ref IS NOT NULL`,
+    );
+    return rows.map((r) => ({ kind: r.kind, key: r.key, owner: r.owner }));
+  }
+
+  /** Deletes a row found by listOwned (its resource is gone). */
+  async deleteOwned(ref: OwnedRowRef): Promise<void> {
+    if (ref.kind === 'Provider') await this.deleteProvider(ref.owner, ref.key);
+    else if (ref.kind === 'ProviderKey') await this.deleteProviderKey(ref.owner, ref.key);
+    else await this.deleteVirtualKey(ref.owner, ref.key);
+  }
+
+  private async row<R extends OwnedRow = OwnedRow>(sql: string, key: string): Promise<R | undefined> {
+    const { rows } = await this.deps.db.query<R & Record<string, unknown>>(sql, [key]);
+    return rows[0];
+  }
+
+  private async stamp(
+    table: 'providers' | 'provider_keys' | 'virtual_keys',
+    keyColumn: 'name' | 'id',
+    key: string,
+    owner: string,
+    content: unknown,
+  ): Promise<void> {
+    // Table and column names come from the literal unions above, never from input.
+    await this.deps.db.query(`UPDATE ${table} SET applied_hash = $2 WHERE ${keyColumn} = $1 AND owner_ref = $3`, [
+      key,
+      digest(content),
+      owner,
+    ]);
+  }
+}
+
+function kubernetes(ownerRef: string): Actor {
+  return { source: 'kubernetes', ownerRef };
+}
+
+/** Refuses to take over a row that another resource, the API or config.json created. */
+function claim(row: OwnedRow, owner: string, what: string, kind: string): void {
+  if (row.owner_ref === owner) return;
+  const holder =
+    row.owner_ref !== null
+      ? `the ${kind} ${row.owner_ref}`
+      : row.source === 'config'
+        ? 'config.json'
+        : 'the management API';
+  throw new StateError('conflict', `${what} already exists and is managed by ${holder}`);
+}
+
+/** `salt:sha256(salt + JSON)`; salted because the content may carry key values. */
+function digest(content: unknown, salt = randomBytes(16).toString('hex')): string {
+  const hash = createHash('sha256').update(salt).update(JSON.stringify(content)).digest('hex');
+  return `${salt}:${hash}`;
+}
+
+function matches(stored: string | null, content: unknown): boolean {
+  if (!stored) return false;
+  const salt = stored.slice(0, stored.indexOf(':'));
+  const expected = Buffer.from(stored);
+  const actual = Buffer.from(digest(content, salt));
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (err instanceof StateError && err.code === 'not_found') return;
+  throw err;
+}

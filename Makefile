@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install run test test-k8s lint bench build clean cluster-bins kube-tools
+.PHONY: install run test test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds
 
 node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
 	npm ci --no-audit --no-fund
@@ -38,6 +38,10 @@ kube-tools: $(KUBE_LAYER_DIR)/package/lib/layer.zip
 test-k8s: install cluster-bins kube-tools
 	KUBE_TOOLS_PACKAGE_DIR=$(CURDIR)/$(KUBE_LAYER_DIR)/package vitest run -c vitest.k8s.config.ts
 
+# The CustomResourceDefinitions (crds/ and charts/gateway/templates/crds.yaml) from the zod specs in operator/src/crds.
+crds: install
+	node operator/src/crds/generate.ts
+
 bench: install
 	node test/bench/run.ts
 
@@ -51,3 +55,8 @@ clean:
 # (cached: a no-op once built; the first build takes many minutes). Needs Go >= 1.24.
 cluster-bins:
 	test/cluster/build.sh
+
+# A local k3d cluster running the stack (for users with docker, k3d, kubectl and helm; not run in CI): builds the
+# image, imports it, starts throwaway Postgres and Redis with their Secrets, and installs charts/gateway.
+k3d-up:
+	charts/gateway/k3d-up.sh

@@ -94,7 +94,7 @@ export function watchResource<T extends KubernetesObject>(options: WatchResource
       void begin();
     }, delay);
   };
-  // After stop(), client-node reports the aborted request as an error too: ignore it.
+  // stop() aborts the watch request, which client-node may report as an error: ignore errors once stopped.
   informer.on('error', (error: unknown) => {
     if (!stopped) scheduleRestart(error);
   });

@@ -1,0 +1,89 @@
+// Operator process: read the environment, make sure the encryption key exists, open the gateway's state, keep
+// the informer caches warm, and reconcile while this replica holds the leader Lease.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { providerCatalog } from '@model-gateway/gateway/providers';
+import { openState } from '@model-gateway/gateway/state';
+import { pino } from 'pino';
+import { errorMessage } from './controller/errors.ts';
+import { LeaderElector } from './controller/lease.ts';
+import { readOperatorEnv } from './env.ts';
+import { KubeWriter } from './kube/client.ts';
+import { Manager } from './manager.ts';
+
+async function main(): Promise<void> {
+  const env = readOperatorEnv(process.env);
+  const log = pino({ level: env.logLevel, base: { component: 'operator' } });
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const kube = new KubeWriter(kc, env.namespace);
+
+  const encryptionKey = env.encryptionKeySecret
+    ? await kube.ensureEncryptionKey(env.encryptionKeySecret, env.encryptionKeySecretKey, () =>
+        randomBytes(32).toString('base64'),
+      )
+    : env.encryptionKey;
+  if (!encryptionKey) log.warn({}, 'no encryption key: provider key values are stored unencrypted');
+
+  const state = await openState({
+    databaseUrl: env.databaseUrl,
+    redisUrl: env.redisUrl,
+    redisKeyPrefix: env.redisKeyPrefix,
+    encryptionKey,
+    catalog: providerCatalog,
+    log,
+  });
+  const manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs });
+  const elector = new LeaderElector({
+    coordination: kc.makeApiClient(CoordinationV1Api),
+    namespace: env.namespace,
+    name: env.leaseName,
+    identity: env.identity,
+    leaseDurationSeconds: env.leaseDurationSeconds,
+    renewDeadlineMs: Math.round(env.leaseDurationSeconds * 666),
+    retryPeriodMs: Math.round(env.leaseDurationSeconds * 133),
+    onStartedLeading: (signal) => {
+      log.info({ identity: env.identity }, 'leading');
+      return manager.lead(signal);
+    },
+    onStoppedLeading: () => log.info({ identity: env.identity }, 'stopped leading'),
+    log,
+  });
+  const health = await serveHealth(env.healthHost, env.healthPort, () => manager.ready);
+  await manager.start();
+  log.info({ namespace: env.namespace, identity: env.identity }, 'caches synced; campaigning for the lease');
+  elector.start();
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    await elector.stop().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'lease release failed'));
+    manager.stop();
+    health.close();
+    await state.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** `/healthz` (alive) and `/readyz` (caches synced) for the kubelet. */
+function serveHealth(host: string, port: number, ready: () => boolean): Promise<Server> {
+  const server = createServer((req, res) => {
+    const ok = req.url === '/healthz' || (req.url === '/readyz' && ready());
+    res.writeHead(ok ? 200 : req.url === '/readyz' ? 503 : 404, { 'content-type': 'text/plain' });
+    res.end(ok ? 'ok' : 'not ready');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`operator failed to start: ${errorMessage(err)}\n`);
+  process.exit(1);
+});

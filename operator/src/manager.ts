@@ -1,0 +1,223 @@
+// Wires the five kinds together: one informer per kind plus Secrets (kept warm on every replica), and, while
+// this replica leads, one work queue and controller per kind. Events enqueue the resource and the resources
+// that depend on it (a Provider's keys, a key's VirtualKeys, a VirtualKey's Budgets, a Secret's users).
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { OwnedRowRef, State } from '@model-gateway/gateway/state';
+import { Controller, splitKey } from './controller/controller.ts';
+import { errorMessage } from './controller/errors.ts';
+import type { Log } from './controller/log.ts';
+import { WorkQueue } from './controller/queue.ts';
+import { KINDS } from './crds/index.ts';
+import { FINALIZER, type KubeWriter } from './kube/client.ts';
+import { budgetReconciler } from './reconcilers/budget.ts';
+import { dependents, type KindName } from './reconcilers/dependents.ts';
+import { mcpClientReconciler } from './reconcilers/mcp-client.ts';
+import type { KindReconciler } from './reconcilers/outcome.ts';
+import { providerReconciler } from './reconcilers/provider.ts';
+import { providerKeyReconciler } from './reconcilers/provider-key.ts';
+import { type Caches, isDeleting, ownerOf, type ReconcileContext, type Resource } from './reconcilers/types.ts';
+import { virtualKeyReconciler } from './reconcilers/virtual-key.ts';
+import { nextStatus, sameStatus } from './status.ts';
+import { type Watch, watchCaches } from './watch.ts';
+
+const RECONCILERS: Record<KindName, KindReconciler> = {
+  Provider: providerReconciler,
+  ProviderKey: providerKeyReconciler,
+  VirtualKey: virtualKeyReconciler,
+  Budget: budgetReconciler,
+  MCPClient: mcpClientReconciler,
+};
+
+const PLURAL: Record<KindName, string> = Object.fromEntries(KINDS.map((k) => [k.kind, k.plural])) as Record<
+  KindName,
+  string
+>; // KINDS lists exactly the five kinds
+
+/** Kinds whose rows are removed on delete, so they carry the finalizer. */
+const OWNS_ROWS = new Set<KindName>(['Provider', 'ProviderKey', 'VirtualKey', 'Budget']);
+
+export interface ManagerOptions {
+  kc: KubeConfig;
+  namespace: string;
+  state: State;
+  kube: KubeWriter;
+  log: Log;
+  /** Full resync period: every resource reconciled again, orphaned rows swept. */
+  resyncMs?: number;
+  workers?: number;
+  now?: () => Date;
+}
+
+export class Manager {
+  private readonly opts: ManagerOptions;
+  private watch: Watch | undefined;
+  private queues: Map<KindName, WorkQueue> | undefined;
+
+  constructor(opts: ManagerOptions) {
+    this.opts = opts;
+  }
+
+  /** Starts the informers; resolves once every cache holds the current objects. */
+  async start(): Promise<void> {
+    this.watch = watchCaches({
+      kc: this.opts.kc,
+      namespace: this.opts.namespace,
+      log: this.opts.log,
+      onChange: (kind, obj) => this.enqueue(kind, obj),
+      onSecretChange: (name) => this.enqueueSecretUsers(name),
+    });
+    await this.watch.synced;
+  }
+
+  get ready(): boolean {
+    return this.watch?.isSynced() ?? false;
+  }
+
+  /** Runs the controllers until `signal` aborts (this replica stopped leading or is shutting down). */
+  async lead(signal: AbortSignal): Promise<void> {
+    const watch = this.watch;
+    if (!watch) throw new Error('Manager.start() must finish before lead()');
+    const queues = new Map<KindName, WorkQueue>(Object.keys(RECONCILERS).map((k) => [k as KindName, new WorkQueue()]));
+    this.queues = queues;
+    const resyncMs = this.opts.resyncMs ?? 60_000;
+    const controllers = [...queues.entries()].map(
+      ([kind, queue]) =>
+        new Controller({
+          name: kind,
+          queue,
+          workers: this.opts.workers ?? 2,
+          resyncMs,
+          keys: () => watch.caches[cacheOf(kind)].list().map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+          reconcile: (key) => this.reconcile(kind, key),
+          log: this.opts.log,
+        }),
+    );
+    for (const [kind] of queues) for (const obj of watch.caches[cacheOf(kind)].list()) this.enqueue(kind, obj);
+    const sweep = setInterval(() => void this.sweepOrphans().catch(() => undefined), resyncMs);
+    void this.sweepOrphans().catch(() => undefined);
+    try {
+      await Promise.all(controllers.map((c) => c.run(signal)));
+    } finally {
+      clearInterval(sweep);
+      for (const q of queues.values()) q.shutDown();
+      if (this.queues === queues) this.queues = undefined;
+    }
+  }
+
+  stop(): void {
+    this.watch?.stop();
+  }
+
+  private enqueue(kind: KindName, obj: Resource): void {
+    const queues = this.queues;
+    const watch = this.watch;
+    if (!queues || !watch) return;
+    queues.get(kind)?.add(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    for (const dep of dependents(kind, obj, watch.caches)) {
+      queues.get(dep.kind)?.add(`${dep.obj.metadata.namespace}/${dep.obj.metadata.name}`);
+    }
+  }
+
+  private enqueueSecretUsers(secretName: string): void {
+    const watch = this.watch;
+    if (!watch) return;
+    for (const dep of dependents(
+      'Secret',
+      { metadata: { name: secretName, namespace: this.opts.namespace } },
+      watch.caches,
+    )) {
+      this.queues?.get(dep.kind)?.add(`${dep.obj.metadata.namespace}/${dep.obj.metadata.name}`);
+    }
+  }
+
+  private context(caches: Caches): ReconcileContext {
+    return { namespace: this.opts.namespace, state: this.opts.state, caches, secrets: this.opts.kube };
+  }
+
+  private async reconcile(kind: KindName, key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+    const watch = this.watch;
+    if (!watch) return undefined;
+    const obj = watch.caches[cacheOf(kind)].get(splitKey(key).name);
+    if (!obj) return undefined;
+    const reconciler = RECONCILERS[kind];
+    const ctx = this.context(watch.caches);
+    const finalizers = obj.metadata.finalizers ?? [];
+    const plural = PLURAL[kind];
+    if (isDeleting(obj)) {
+      if (!finalizers.includes(FINALIZER)) return undefined;
+      if (reconciler.cleanup && !(await reconciler.cleanup(obj, ctx))) {
+        // A Budget waits for its VirtualKey to drop it.
+        this.enqueueDependentsOf(kind, obj);
+        return { requeueAfterMs: 500 };
+      }
+      await this.opts.kube.setFinalizers(
+        plural,
+        obj,
+        finalizers.filter((f) => f !== FINALIZER),
+      );
+      this.opts.log.info({ kind, resource: ownerOf(obj) }, 'rows removed, finalizer released');
+      return undefined;
+    }
+    if (OWNS_ROWS.has(kind) && !finalizers.includes(FINALIZER)) {
+      // Added before any row exists, so a delete can never skip the cleanup.
+      await this.opts.kube.setFinalizers(plural, obj, [...finalizers, FINALIZER]);
+      return undefined; // the update event brings the object back with the finalizer
+    }
+    const outcome = await reconciler.apply(obj, ctx);
+    const status = nextStatus(obj.status, obj.metadata.generation, outcome, (this.opts.now ?? (() => new Date()))());
+    if (!sameStatus(obj.status, status)) {
+      await this.opts.kube.patchStatus(plural, obj.metadata.name, status);
+      if (!outcome.ready) {
+        this.opts.log.info(
+          { kind, resource: ownerOf(obj), reason: outcome.reason, message: outcome.message },
+          'not ready',
+        );
+      }
+    }
+    return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
+  }
+
+  private enqueueDependentsOf(kind: KindName, obj: Resource): void {
+    const watch = this.watch;
+    if (!watch) return;
+    for (const dep of dependents(kind, obj, watch.caches)) {
+      this.queues?.get(dep.kind)?.add(`${dep.obj.metadata.namespace}/${dep.obj.metadata.name}`);
+    }
+  }
+
+  /**
+   * Rows whose resource is gone without its finalizer running (force-removed finalizer, a CRD deleted) are
+   * removed. Only rows of this namespace, and only with every cache synced.
+   */
+  private async sweepOrphans(): Promise<void> {
+    const watch = this.watch;
+    if (!watch?.isSynced()) return;
+    const rows = await this.opts.state.owned.listOwned();
+    for (const row of rows) {
+      const { namespace, name } = splitKey(row.owner);
+      if (namespace !== this.opts.namespace) continue;
+      if (watch.caches[cacheOf(row.kind)].get(name)) continue;
+      await this.opts.state.owned
+        .deleteOwned(row)
+        .then(() => this.opts.log.info({ kind: row.kind, resource: row.owner }, 'removed a row whose resource is gone'))
+        .catch((err: unknown) => this.opts.log.warn({ kind: row.kind, err: errorMessage(err) }, 'sweep failed'));
+    }
+  }
+}
+
+function cacheOf(
+  kind: KindName | OwnedRowRef['kind'],
+): 'providers' | 'providerKeys' | 'virtualKeys' | 'budgets' | 'mcpClients' {
+  switch (kind) {
+    case 'Provider':
+      return 'providers';
+    case 'ProviderKey':
+      return 'providerKeys';
+    case 'VirtualKey':
+      return 'virtualKeys';
+    case 'Budget':
+      return 'budgets';
+    case 'MCPClient':
+      return 'mcpClients';
+  }
+}

@@ -1,0 +1,65 @@
+// Status of a resource (pure): the Ready condition with a reason, observedGeneration and per-kind fields.
+// A new status is only written when it differs from the current one, so re-applying the same manifests and
+// the periodic resync cause no writes.
+import { type Condition, Reason } from './crds/common.ts';
+
+export type ReadyOutcome =
+  | { ready: true; fields?: Record<string, unknown>; requeueAfterMs?: number }
+  | { ready: false; reason: Reason; message: string; fields?: Record<string, unknown>; requeueAfterMs?: number };
+
+export interface ResourceStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  [field: string]: unknown;
+}
+
+/** The status to write for `outcome`; `lastTransitionTime` moves only when the condition's status flips. */
+export function nextStatus(
+  current: ResourceStatus | undefined,
+  generation: number | undefined,
+  outcome: ReadyOutcome,
+  now: Date,
+): ResourceStatus {
+  const previous = current?.conditions?.find((c) => c.type === 'Ready');
+  const status = outcome.ready ? 'True' : 'False';
+  const reason = outcome.ready ? Reason.Ready : outcome.reason;
+  const message = outcome.ready ? 'synced to the gateway' : outcome.message;
+  const ready: Condition = {
+    type: 'Ready',
+    status,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    lastTransitionTime:
+      previous && previous.status === status ? previous.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z'),
+    reason,
+    message: message.slice(0, 4096),
+  };
+  const others = (current?.conditions ?? []).filter((c) => c.type !== 'Ready');
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions: [...others, ready],
+    ...(outcome.fields ?? {}),
+  };
+}
+
+/** True when writing `next` would change nothing a reader can see. */
+export function sameStatus(current: ResourceStatus | undefined, next: ResourceStatus): boolean {
+  return canonical(current ?? {}) === canonical(next);
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
+/** Ready=True for the generation the resource has now. */
+export function isReady(obj: { metadata: { generation?: number }; status?: ResourceStatus }): boolean {
+  const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'True' && obj.status?.observedGeneration === obj.metadata.generation;
+}

@@ -1,13 +1,7 @@
 // The informer caches of one namespace: the five kinds and Secrets. Every replica keeps them warm so a new
 // leader starts reconciling at once.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
-import { type WatchedResource, watchResource } from './controller/informer.ts';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { customResourceSource, secretSource, type WatchedResource, watchResource } from './controller/informer.ts';
 import type { Log } from './controller/log.ts';
 import { GROUP, VERSION } from './crds/common.ts';
 import { KINDS } from './crds/index.ts';
@@ -51,15 +45,7 @@ export function watchCaches(opts: WatchOptions): Watch {
       kc,
       namespace,
       log,
-      path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}`,
-      // The custom objects API is untyped; its list is a KubernetesListObject of the kind.
-      list: async () =>
-        (await custom.listNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural,
-        })) as KubernetesListObject<KubernetesObject>,
+      ...customResourceSource(custom, { group: GROUP, version: VERSION, namespace, plural }),
       onEvent: (_type, obj) => opts.onChange(kind, asResource(obj)),
     });
     caches[CACHE_OF[kind]] = w;
@@ -69,8 +55,7 @@ export function watchCaches(opts: WatchOptions): Watch {
     kc,
     namespace,
     log,
-    path: `/api/v1/namespaces/${namespace}/secrets`,
-    list: () => core.listNamespacedSecret({ namespace }),
+    ...secretSource(core, namespace),
     onEvent: (_type, obj) => {
       if (obj.metadata?.name) opts.onSecretChange(obj.metadata.name);
     },

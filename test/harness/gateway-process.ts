@@ -1,6 +1,7 @@
 // A gateway as its own process (`node gateway/src/main.ts`), the way pods run: for multi-process tests.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { freePort } from './ports.ts';
+import { spawnNodeScript } from './proc.ts';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -13,28 +14,17 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<GatewayProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['gateway/src/main.ts'], {
-    env: {
-      ...process.env,
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(port),
-      GATEWAY_LOG_LEVEL: process.env['TEST_GATEWAY_LOG_LEVEL'] ?? 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
+  const { child, output } = spawnNodeScript('gateway/src/main.ts', {
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: String(port),
+    GATEWAY_LOG_LEVEL: process.env['TEST_GATEWAY_LOG_LEVEL'] ?? 'warn',
+    ...env,
   });
   const url = `http://127.0.0.1:${port}`;
   const proc: GatewayProcess = {
     child,
     url,
-    output: () => out,
+    output,
     stop: async () => {
       if (child.exitCode !== null) return child.exitCode;
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -44,7 +34,7 @@ export async function startGatewayProcess(env: Record<string, string>, timeoutMs
   };
   const t0 = Date.now();
   while (Date.now() - t0 < timeoutMs) {
-    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${out}`);
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${output()}`);
     try {
       if ((await fetch(`${url}/health`)).ok) return proc;
     } catch {
@@ -53,5 +43,5 @@ export async function startGatewayProcess(env: Record<string, string>, timeoutMs
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill('SIGKILL');
-  throw new Error(`gateway did not start within ${timeoutMs} ms: ${out}`);
+  throw new Error(`gateway did not start within ${timeoutMs} ms: ${output()}`);
 }

@@ -146,3 +146,26 @@ function must(result: ToolResult): string {
   if (result.code !== 0) throw new Error(`command failed (${result.code}): ${result.stderr}`);
   return result.stdout;
 }
+
+export const API_VERSION = 'modelgateway.io/v1alpha1';
+
+/** metadata of an object in the test namespace. */
+export const meta = (name: string) => ({ name, namespace: NAMESPACE });
+
+export interface ReadyCondition {
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/** The Ready condition of a resource, or undefined when it (or its status) does not exist yet. */
+export async function readyCondition(
+  c: OperatorCluster,
+  kind: string,
+  name: string,
+): Promise<ReadyCondition | undefined> {
+  const r = await c.kubectl('get', kind, name, '-n', NAMESPACE, '-o', 'json');
+  if (r.code !== 0) return undefined;
+  const obj = JSON.parse(r.stdout) as { status?: { conditions?: (ReadyCondition & { type: string })[] } };
+  return obj.status?.conditions?.find((x) => x.type === 'Ready');
+}

@@ -1,5 +1,6 @@
 // The operator as its own process (`node operator/src/main.ts`), the way its pod runs: for the Kubernetes suite.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnNodeScript } from './proc.ts';
 
 export interface OperatorProcess {
   child: ChildProcess;
@@ -13,36 +14,25 @@ export interface OperatorProcess {
 }
 
 export async function startOperatorProcess(identity: string, env: Record<string, string>): Promise<OperatorProcess> {
-  const child = spawn(process.execPath, ['operator/src/main.ts'], {
-    env: {
-      ...process.env,
-      POD_NAME: identity,
-      OPERATOR_HEALTH_HOST: '127.0.0.1',
-      OPERATOR_HEALTH_PORT: '0',
-      GATEWAY_LOG_LEVEL: process.env['TEST_OPERATOR_LOG_LEVEL'] ?? 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, output, exited } = spawnNodeScript('operator/src/main.ts', {
+    POD_NAME: identity,
+    OPERATOR_HEALTH_HOST: '127.0.0.1',
+    OPERATOR_HEALTH_PORT: '0',
+    GATEWAY_LOG_LEVEL: process.env['TEST_OPERATOR_LOG_LEVEL'] ?? 'info',
+    ...env,
   });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     child,
     identity,
-    output: () => out,
+    output,
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      if (!running()) return child.exitCode;
       child.kill('SIGTERM');
       return exited;
     },
     kill: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (!running()) return;
       child.kill('SIGKILL');
       await exited;
     },

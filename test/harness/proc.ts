@@ -1,5 +1,5 @@
 // Small process helpers shared by the harness: run a command to completion, wait for a TCP port.
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 
 export interface RunResult {
@@ -40,4 +40,32 @@ function canConnect(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+export interface NodeProcess {
+  child: ChildProcess;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+/** Runs `script` with this Node (the project's Node 24) and `env` on top of ours, capturing its output. */
+export function spawnNodeScript(
+  script: string,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): NodeProcess {
+  const child = spawn(process.execPath, [...args, script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const collect = (d: Buffer) => {
+    out += d.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
 }

@@ -15,7 +15,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { customResourceSource, secretSource, watchResource } from '../../operator/src/controller/informer.ts';
 import { LeaderElector, type LeaderElectorOptions } from '../../operator/src/controller/lease.ts';
-import type { Log } from '../../operator/src/controller/log.ts';
+import { recordingLog } from '../../operator/test/controller/recording-log.ts';
 import { type ControlPlane, startControlPlane } from '../harness/kube.ts';
 
 let cp: ControlPlane;
@@ -39,20 +39,6 @@ afterEach(async () => {
 afterAll(async () => {
   await cp?.stop();
 });
-
-interface Entry {
-  level: string;
-  fields: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLog(): Log & { entries: Entry[] } {
-  const entries: Entry[] = [];
-  const at = (level: string) => (fields: Record<string, unknown>, msg: string) => {
-    entries.push({ level, fields, msg });
-  };
-  return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -2,11 +2,20 @@
 // one gateway, the chart's RBAC.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../harness/kube-tools.ts';
-import { ADMIN_KEY, NAMESPACE, type OperatorCluster, startOperatorCluster } from '../harness/operator-cluster.ts';
+import {
+  ADMIN_KEY,
+  API_VERSION,
+  meta,
+  NAMESPACE,
+  type OperatorCluster,
+  type ReadyCondition,
+  readyCondition,
+  startOperatorCluster,
+} from '../harness/operator-cluster.ts';
 import { waitFor } from '../harness/wait.ts';
 
 let c: OperatorCluster;
-const API = 'modelgateway.io/v1alpha1';
+const API = API_VERSION;
 
 beforeAll(async () => {
   c = await startOperatorCluster({ operators: 1, gateways: 1 });
@@ -16,21 +25,13 @@ afterAll(async () => {
   await c?.stop();
 });
 
-const meta = (name: string) => ({ name, namespace: NAMESPACE });
-
 function ok(r: ToolResult): string {
   expect(r.code, r.stderr).toBe(0);
   return r.stdout;
 }
 
-type Ready = { status: string; reason: string; message: string };
-
-async function ready(kind: string, name: string): Promise<Ready | undefined> {
-  const r = await c.kubectl('get', kind, name, '-n', NAMESPACE, '-o', 'json');
-  if (r.code !== 0) return undefined;
-  const obj = JSON.parse(r.stdout) as { status?: { conditions?: (Ready & { type: string })[] } };
-  return obj.status?.conditions?.find((x) => x.type === 'Ready');
-}
+type Ready = ReadyCondition;
+const ready = (kind: string, name: string) => readyCondition(c, kind, name);
 
 async function until(kind: string, name: string, want: Partial<Ready>): Promise<Ready> {
   let last: Ready | undefined;

@@ -4,12 +4,20 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../harness/kube-tools.ts';
-import { ADMIN_KEY, NAMESPACE, type OperatorCluster, startOperatorCluster } from '../harness/operator-cluster.ts';
+import {
+  ADMIN_KEY,
+  API_VERSION,
+  meta,
+  NAMESPACE,
+  type OperatorCluster,
+  readyCondition,
+  startOperatorCluster,
+} from '../harness/operator-cluster.ts';
 import { waitFor } from '../harness/wait.ts';
 
 let c: OperatorCluster;
 const VK_VALUE = 'sk-vk-e2e-0123456789abcdefghijklmnop';
-const API = 'modelgateway.io/v1alpha1';
+const API = API_VERSION;
 
 beforeAll(async () => {
   c = await startOperatorCluster({ operators: 2, gateways: 3 });
@@ -19,7 +27,6 @@ afterAll(async () => {
   await c?.stop();
 });
 
-const meta = (name: string) => ({ name, namespace: NAMESPACE });
 const secret = (name: string, data: Record<string, string>) => ({
   apiVersion: 'v1',
   kind: 'Secret',
@@ -64,19 +71,7 @@ async function get(
   return JSON.parse(ok(await c.kubectl('get', kind, name, '-n', NAMESPACE, '-o', 'json')));
 }
 
-async function ready(
-  kind: string,
-  name: string,
-): Promise<{ status: string; reason: string; message: string } | undefined> {
-  const obj = await get(kind, name);
-  const conditions = (obj.status?.conditions ?? []) as {
-    type: string;
-    status: string;
-    reason: string;
-    message: string;
-  }[];
-  return conditions.find((x) => x.type === 'Ready');
-}
+const ready = (kind: string, name: string) => readyCondition(c, kind, name);
 
 async function chat(gatewayUrl: string, key: string, model: string): Promise<number> {
   const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {

@@ -1,23 +1,9 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { Controller, objectKey, type Reconcile, splitKey } from '../../src/controller/controller.ts';
-import type { Log } from '../../src/controller/log.ts';
 import { WorkQueue } from '../../src/controller/queue.ts';
 import { FakeClock } from './fake-clock.ts';
-
-interface Entry {
-  level: string;
-  fields: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLog(): Log & { entries: Entry[] } {
-  const entries: Entry[] = [];
-  const at = (level: string) => (fields: Record<string, unknown>, msg: string) => {
-    entries.push({ level, fields, msg });
-  };
-  return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
+import { recordingLog } from './recording-log.ts';
 
 /** Polls (on real time) until `check` holds. */
 async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {

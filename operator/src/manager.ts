@@ -17,7 +17,7 @@ import { providerReconciler } from './reconcilers/provider.ts';
 import { providerKeyReconciler } from './reconcilers/provider-key.ts';
 import { type Caches, isDeleting, ownerOf, type ReconcileContext, type Resource } from './reconcilers/types.ts';
 import { virtualKeyReconciler } from './reconcilers/virtual-key.ts';
-import { nextStatus, sameStatus } from './status.ts';
+import { nextStatus, type ResourceStatus, sameStatus } from './status.ts';
 import { type Watch, watchCaches } from './watch.ts';
 
 const RECONCILERS: Record<KindName, KindReconciler> = {
@@ -167,6 +167,17 @@ export class Manager {
     const status = nextStatus(obj.status, obj.metadata.generation, outcome, (this.opts.now ?? (() => new Date()))());
     if (!sameStatus(obj.status, status)) {
       await this.opts.kube.patchStatus(plural, obj.metadata.name, status);
+      const before = readyOf(obj.status);
+      const after = readyOf(status);
+      if (before?.status !== after?.status || before?.reason !== after?.reason) {
+        await this.opts.kube.recordEvent(
+          kind,
+          obj,
+          outcome.ready ? 'Normal' : 'Warning',
+          outcome.ready ? 'Synced' : outcome.reason,
+          outcome.ready ? 'synced to the gateway' : outcome.message,
+        );
+      }
       if (!outcome.ready) {
         this.opts.log.info(
           { kind, resource: ownerOf(obj), reason: outcome.reason, message: outcome.message },
@@ -220,4 +231,8 @@ function cacheOf(
     case 'MCPClient':
       return 'mcpClients';
   }
+}
+
+function readyOf(status: ResourceStatus | undefined) {
+  return status?.conditions?.find((c) => c.type === 'Ready');
 }

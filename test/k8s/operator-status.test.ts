@@ -142,6 +142,27 @@ describe('status reasons', () => {
       ]),
     );
     await until('mcpclients.modelgateway.io', 'tools', { status: 'False', reason: 'NotSupported' });
+    // Each transition is an Event on the resource, as `kubectl describe` shows it.
+    const events = JSON.parse(
+      ok(
+        await c.kubectl(
+          'get',
+          'events',
+          '-n',
+          NAMESPACE,
+          '--field-selector',
+          'involvedObject.name=tools',
+          '-o',
+          'json',
+        ),
+      ),
+    ) as { items: { type: string; reason: string; message: string; involvedObject: { kind: string } }[] };
+    expect(events.items.map((e) => [e.involvedObject.kind, e.type, e.reason])).toEqual(
+      expect.arrayContaining([
+        ['MCPClient', 'Warning', 'SecretNotFound'],
+        ['MCPClient', 'Warning', 'NotSupported'],
+      ]),
+    );
   });
 });
 

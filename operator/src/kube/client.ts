@@ -3,6 +3,7 @@
 import {
   ApiException,
   CoreV1Api,
+  type CoreV1Event,
   CustomObjectsApi,
   type KubeConfig,
   PatchStrategy,
@@ -51,6 +52,40 @@ export class KubeWriter implements SecretWriter {
       },
       MERGE_PATCH,
     );
+  }
+
+  /**
+   * A core/v1 Event on the resource (`kubectl describe` shows it). Best effort: an Event that cannot be written
+   * never fails a reconcile.
+   */
+  async recordEvent(
+    kind: string,
+    obj: Resource,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const now = new Date();
+    const body: CoreV1Event = {
+      metadata: { generateName: `${obj.metadata.name}.`, namespace: this.namespace },
+      involvedObject: {
+        apiVersion: API_VERSION,
+        kind,
+        name: obj.metadata.name,
+        namespace: this.namespace,
+        ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+        ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
+      },
+      type,
+      reason,
+      message: message.slice(0, 1024),
+      source: { component: 'model-gateway-operator' },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+      reportingComponent: 'model-gateway-operator',
+    };
+    await this.core.createNamespacedEvent({ namespace: this.namespace, body }).catch(() => undefined);
   }
 
   async createOwnedSecret(owner: Resource, kind: string, name: string, data: Record<string, string>): Promise<boolean> {

@@ -18,6 +18,9 @@ async function main(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const kube = new KubeWriter(kc, env.namespace);
+  // Up first, so a slow start (encryption key, migrations, cache sync) is not mistaken for a dead process.
+  let manager: Manager | undefined;
+  const health = await serveHealth(env.healthHost, env.healthPort, () => manager?.ready ?? false);
 
   const encryptionKey = env.encryptionKeySecret
     ? await kube.ensureEncryptionKey(env.encryptionKeySecret, env.encryptionKeySecretKey, () =>
@@ -34,7 +37,7 @@ async function main(): Promise<void> {
     catalog: providerCatalog,
     log,
   });
-  const manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs });
+  manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs });
   const elector = new LeaderElector({
     coordination: kc.makeApiClient(CoordinationV1Api),
     namespace: env.namespace,
@@ -45,12 +48,11 @@ async function main(): Promise<void> {
     retryPeriodMs: Math.round(env.leaseDurationSeconds * 133),
     onStartedLeading: (signal) => {
       log.info({ identity: env.identity }, 'leading');
-      return manager.lead(signal);
+      return manager?.lead(signal);
     },
     onStoppedLeading: () => log.info({ identity: env.identity }, 'stopped leading'),
     log,
   });
-  const health = await serveHealth(env.healthHost, env.healthPort, () => manager.ready);
   await manager.start();
   log.info({ namespace: env.namespace, identity: env.identity }, 'caches synced; campaigning for the lease');
   elector.start();
@@ -61,7 +63,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'stopping');
     await elector.stop().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'lease release failed'));
-    manager.stop();
+    manager?.stop();
     health.close();
     await state.close();
     process.exit(0);

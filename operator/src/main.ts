@@ -2,6 +2,7 @@
 // the informer caches warm, and reconcile while this replica holds the leader Lease.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { providerCatalog } from '@model-gateway/gateway/providers';
 import { openState } from '@model-gateway/gateway/state';
@@ -11,6 +12,7 @@ import { LeaderElector } from './controller/lease.ts';
 import { readOperatorEnv } from './env.ts';
 import { KubeWriter } from './kube/client.ts';
 import { Manager } from './manager.ts';
+import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
 
 async function main(): Promise<void> {
   const env = readOperatorEnv(process.env);
@@ -20,7 +22,10 @@ async function main(): Promise<void> {
   const kube = new KubeWriter(kc, env.namespace);
   // Up first, so a slow start (encryption key, migrations, cache sync) is not mistaken for a dead process.
   let manager: Manager | undefined;
-  const health = await serveHealth(env.healthHost, env.healthPort, () => manager?.ready ?? false);
+  const metrics = createOperatorMetrics();
+  const health = await serveHealth(env.healthHost, env.healthPort, () => manager?.ready ?? false, metrics);
+  // A TCP server that is listening reports an AddressInfo.
+  log.info({ port: (health.address() as AddressInfo).port }, 'health and metrics listening');
 
   const encryptionKey = env.encryptionKeySecret
     ? await kube.ensureEncryptionKey(env.encryptionKeySecret, env.encryptionKeySecretKey, () =>
@@ -37,7 +42,7 @@ async function main(): Promise<void> {
     catalog: providerCatalog,
     log,
   });
-  manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs });
+  manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs, metrics });
   const elector = new LeaderElector({
     coordination: kc.makeApiClient(CoordinationV1Api),
     namespace: env.namespace,
@@ -72,9 +77,22 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-/** `/healthz` (alive) and `/readyz` (caches synced) for the kubelet. */
-function serveHealth(host: string, port: number, ready: () => boolean): Promise<Server> {
+/** `/healthz` (alive) and `/readyz` (caches synced) for the kubelet, `/metrics` for Prometheus. */
+function serveHealth(host: string, port: number, ready: () => boolean, metrics: OperatorMetrics): Promise<Server> {
   const server = createServer((req, res) => {
+    if (req.url === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType });
+          res.end(text);
+        },
+        () => {
+          res.writeHead(500);
+          res.end();
+        },
+      );
+      return;
+    }
     const ok = req.url === '/healthz' || (req.url === '/readyz' && ready());
     res.writeHead(ok ? 200 : req.url === '/readyz' ? 503 : 404, { 'content-type': 'text/plain' });
     res.end(ok ? 'ok' : 'not ready');

@@ -9,6 +9,7 @@ import type { Log } from './controller/log.ts';
 import { WorkQueue } from './controller/queue.ts';
 import { KINDS } from './crds/index.ts';
 import { FINALIZER, type KubeWriter } from './kube/client.ts';
+import type { OperatorMetrics, ReconcileResult } from './metrics.ts';
 import { budgetReconciler } from './reconcilers/budget.ts';
 import { dependents, type KindName } from './reconcilers/dependents.ts';
 import { mcpClientReconciler } from './reconcilers/mcp-client.ts';
@@ -17,7 +18,7 @@ import { providerReconciler } from './reconcilers/provider.ts';
 import { providerKeyReconciler } from './reconcilers/provider-key.ts';
 import { type Caches, isDeleting, ownerOf, type ReconcileContext, type Resource } from './reconcilers/types.ts';
 import { virtualKeyReconciler } from './reconcilers/virtual-key.ts';
-import { nextStatus, type ResourceStatus, sameStatus } from './status.ts';
+import { nextStatus, type ReadyOutcome, type ResourceStatus, sameStatus } from './status.ts';
 import { type Watch, watchCaches } from './watch.ts';
 
 const RECONCILERS: Record<KindName, KindReconciler> = {
@@ -46,6 +47,7 @@ export interface ManagerOptions {
   resyncMs?: number;
   workers?: number;
   now?: () => Date;
+  metrics?: OperatorMetrics;
 }
 
 export class Manager {
@@ -79,6 +81,10 @@ export class Manager {
     if (!watch) throw new Error('Manager.start() must finish before lead()');
     const queues = new Map<KindName, WorkQueue>(Object.keys(RECONCILERS).map((k) => [k as KindName, new WorkQueue()]));
     this.queues = queues;
+    this.opts.metrics?.setLeader(true);
+    this.opts.metrics?.setQueueDepths(() =>
+      [...queues.entries()].map(([kind, q]): [string, number] => [kind, q.len()]),
+    );
     const resyncMs = this.opts.resyncMs ?? 60_000;
     const controllers = [...queues.entries()].map(
       ([kind, queue]) =>
@@ -88,7 +94,7 @@ export class Manager {
           workers: this.opts.workers ?? 2,
           resyncMs,
           keys: () => watch.caches[cacheOf(kind)].list().map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
-          reconcile: (key) => this.reconcile(kind, key),
+          reconcile: (key) => this.measured(kind, key),
           log: this.opts.log,
         }),
     );
@@ -101,6 +107,8 @@ export class Manager {
       clearInterval(sweep);
       for (const q of queues.values()) q.shutDown();
       if (this.queues === queues) this.queues = undefined;
+      this.opts.metrics?.setLeader(false);
+      this.opts.metrics?.setQueueDepths(() => []);
     }
   }
 
@@ -134,58 +142,84 @@ export class Manager {
     return { namespace: this.opts.namespace, state: this.opts.state, caches, secrets: this.opts.kube };
   }
 
-  private async reconcile(kind: KindName, key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+  private async measured(kind: KindName, key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+    const t0 = performance.now();
+    let result: ReconcileResult = 'error';
+    try {
+      const done = await this.reconcile(kind, key);
+      result = done.result;
+      return done.requeueAfterMs !== undefined ? { requeueAfterMs: done.requeueAfterMs } : undefined;
+    } finally {
+      this.opts.metrics?.observeReconcile(kind, result, (performance.now() - t0) / 1000);
+    }
+  }
+
+  private async reconcile(kind: KindName, key: string): Promise<{ result: ReconcileResult; requeueAfterMs?: number }> {
     const watch = this.watch;
-    if (!watch) return undefined;
-    const obj = watch.caches[cacheOf(kind)].get(splitKey(key).name);
-    if (!obj) return undefined;
-    const reconciler = RECONCILERS[kind];
+    const obj = watch?.caches[cacheOf(kind)].get(splitKey(key).name);
+    if (!watch || !obj) return { result: 'deleted' };
     const ctx = this.context(watch.caches);
     const finalizers = obj.metadata.finalizers ?? [];
-    const plural = PLURAL[kind];
-    if (isDeleting(obj)) {
-      if (!finalizers.includes(FINALIZER)) return undefined;
-      if (reconciler.cleanup && !(await reconciler.cleanup(obj, ctx))) {
-        // A Budget waits for its VirtualKey to drop it.
-        this.enqueueDependentsOf(kind, obj);
-        return { requeueAfterMs: 500 };
-      }
-      await this.opts.kube.setFinalizers(
-        plural,
-        obj,
-        finalizers.filter((f) => f !== FINALIZER),
-      );
-      this.opts.log.info({ kind, resource: ownerOf(obj) }, 'rows removed, finalizer released');
-      return undefined;
-    }
+    if (isDeleting(obj)) return this.finalize(kind, obj, ctx);
     if (OWNS_ROWS.has(kind) && !finalizers.includes(FINALIZER)) {
-      // Added before any row exists, so a delete can never skip the cleanup.
-      await this.opts.kube.setFinalizers(plural, obj, [...finalizers, FINALIZER]);
-      return undefined; // the update event brings the object back with the finalizer
+      // Added before any row exists, so a delete can never skip the cleanup. The update event brings the
+      // object back with the finalizer.
+      await this.opts.kube.setFinalizers(PLURAL[kind], obj, [...finalizers, FINALIZER]);
+      return { result: 'not_ready' };
     }
-    const outcome = await reconciler.apply(obj, ctx);
+    const outcome = await RECONCILERS[kind].apply(obj, ctx);
+    await this.report(kind, obj, outcome);
+    return {
+      result: outcome.ready ? 'ready' : 'not_ready',
+      ...(outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : {}),
+    };
+  }
+
+  /** Removes the rows of a deleted resource, then releases its finalizer. */
+  private async finalize(
+    kind: KindName,
+    obj: Resource,
+    ctx: ReconcileContext,
+  ): Promise<{ result: ReconcileResult; requeueAfterMs?: number }> {
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) return { result: 'deleted' };
+    const cleanup = RECONCILERS[kind].cleanup;
+    if (cleanup && !(await cleanup(obj, ctx))) {
+      // A Budget waits for its VirtualKey to drop it.
+      this.enqueueDependentsOf(kind, obj);
+      return { result: 'not_ready', requeueAfterMs: 500 };
+    }
+    await this.opts.kube.setFinalizers(
+      PLURAL[kind],
+      obj,
+      finalizers.filter((f) => f !== FINALIZER),
+    );
+    this.opts.log.info({ kind, resource: ownerOf(obj) }, 'rows removed, finalizer released');
+    return { result: 'deleted' };
+  }
+
+  /** Writes the status when it changed, with an Event when the Ready condition flips or changes reason. */
+  private async report(kind: KindName, obj: Resource, outcome: ReadyOutcome): Promise<void> {
     const status = nextStatus(obj.status, obj.metadata.generation, outcome, (this.opts.now ?? (() => new Date()))());
-    if (!sameStatus(obj.status, status)) {
-      await this.opts.kube.patchStatus(plural, obj.metadata.name, status);
-      const before = readyOf(obj.status);
-      const after = readyOf(status);
-      if (before?.status !== after?.status || before?.reason !== after?.reason) {
-        await this.opts.kube.recordEvent(
-          kind,
-          obj,
-          outcome.ready ? 'Normal' : 'Warning',
-          outcome.ready ? 'Synced' : outcome.reason,
-          outcome.ready ? 'synced to the gateway' : outcome.message,
-        );
-      }
-      if (!outcome.ready) {
-        this.opts.log.info(
-          { kind, resource: ownerOf(obj), reason: outcome.reason, message: outcome.message },
-          'not ready',
-        );
-      }
+    if (sameStatus(obj.status, status)) return;
+    await this.opts.kube.patchStatus(PLURAL[kind], obj.metadata.name, status);
+    const before = readyOf(obj.status);
+    const after = readyOf(status);
+    if (before?.status !== after?.status || before?.reason !== after?.reason) {
+      await this.opts.kube.recordEvent(
+        kind,
+        obj,
+        outcome.ready ? 'Normal' : 'Warning',
+        outcome.ready ? 'Synced' : outcome.reason,
+        outcome.ready ? 'synced to the gateway' : outcome.message,
+      );
     }
-    return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
+    if (!outcome.ready) {
+      this.opts.log.info(
+        { kind, resource: ownerOf(obj), reason: outcome.reason, message: outcome.message },
+        'not ready',
+      );
+    }
   }
 
   private enqueueDependentsOf(kind: KindName, obj: Resource): void {

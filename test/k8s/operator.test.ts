@@ -272,6 +272,25 @@ describe('admission and status', () => {
   });
 });
 
+describe('operator metrics', () => {
+  it('each replica serves /metrics; exactly one leads and counts reconciles', async () => {
+    const scrape = async (output: string) => {
+      const port = /"port":(\d+)[^\n]*health and metrics listening/.exec(output)?.[1];
+      expect(port).toBeDefined();
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const texts = await Promise.all(
+      c.operators.filter((o) => o.child.exitCode === null).map((o) => scrape(o.output())),
+    );
+    const leading = texts.filter((t) => /^gateway_operator_leader 1$/m.test(t));
+    expect(leading).toHaveLength(1);
+    expect(leading[0]).toMatch(/^gateway_operator_reconciles_total\{kind="VirtualKey",result="ready"\} [1-9]/m);
+    expect(leading[0]).toMatch(/^gateway_operator_queue_depth\{kind="Provider"\} \d+$/m);
+  });
+});
+
 describe('leader failover', () => {
   it('killing the leader mid-way loses nothing: the next leader converges', async () => {
     const lease = async () =>

@@ -94,6 +94,13 @@ export class ProviderService {
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, name, true);
       checkOwner(row, actor, 'Provider');
+      if (actor.source !== 'kubernetes') {
+        const keys = await tx.query<{ id: string }>('SELECT id FROM provider_keys WHERE provider = $1', [name]);
+        await refuseIfReferenced(
+          tx,
+          keys.rows.map((k) => k.id),
+        );
+      }
       await tx.query('DELETE FROM providers WHERE name = $1', [name]);
     });
     await this.deps.publish({ kind: 'provider', name });
@@ -148,6 +155,7 @@ export class ProviderService {
       await this.row(tx, provider, true);
       const prev = await this.keyRow(tx, provider, id, true);
       checkOwner(prev, actor, 'ProviderKey');
+      if (actor.source !== 'kubernetes') await refuseIfReferenced(tx, [id]);
       await tx.query('DELETE FROM provider_keys WHERE provider = $1 AND id = $2', [provider, id]);
     });
     await this.deps.publish({ kind: 'provider', name: provider });
@@ -286,6 +294,34 @@ export class ProviderService {
     const row = rows[0];
     if (!row) throw new StateError('not_found', `key ${id} not found for provider ${provider}`, 'key_id');
     return row;
+  }
+}
+
+/**
+ * A key still listed in a virtual key's `key_ids` or scoping a pricing override is not deleted through the API
+ * (409 naming them), as a team still used by keys is not. Kubernetes deletes proceed: the resources that
+ * refer to it report ReferenceNotFound, and an id that matches no key is never selected.
+ */
+async function refuseIfReferenced(tx: Queryable, keyIds: string[]): Promise<void> {
+  if (keyIds.length === 0) return;
+  const ids = JSON.stringify(keyIds);
+  const { rows: vks } = await tx.query<{ name: string }>(
+    `SELECT DISTINCT vk.name FROM vk_provider_configs pc JOIN virtual_keys vk ON vk.id = pc.virtual_key_id
+     WHERE pc.key_ids ?| ARRAY(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY vk.name`,
+    [ids],
+  );
+  const { rows: overrides } = await tx.query<{ id: string }>(
+    `SELECT id FROM pricing_overrides WHERE scope = 'provider_key'
+     AND scope_id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id`,
+    [ids],
+  );
+  const uses = [
+    ...(vks.length > 0 ? [`virtual keys ${vks.map((v) => v.name).join(', ')} (key_ids)`] : []),
+    ...(overrides.length > 0 ? [`pricing overrides ${overrides.map((o) => o.id).join(', ')}`] : []),
+  ];
+  if (uses.length > 0) {
+    const what = keyIds.length === 1 ? `key ${keyIds[0]} is` : 'keys of this provider are';
+    throw new StateError('conflict', `${what} still used by ${uses.join(' and ')}; remove it there first`);
   }
 }
 

@@ -1,11 +1,11 @@
 // Fake Google upstream: the Gemini API (v1beta, x-goog-api-key), Vertex AI (v1 project/region paths, bearer
 // tokens) and an OAuth token endpoint that checks service-account JWT assertions like Google's does.
-// Answers echo the last user text, call a declared function when tools are offered, and stream over SSE.
+// Answers (built in gemini-reply.ts) echo the last user text, call a declared function when tools are offered,
+// and stream over SSE.
 import { generateKeyPairSync, type KeyObject, verify } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { answer, isObj, type Json, promptTokens, textOf, vector, words } from './gemini-reply.ts';
 import { FakeServer, type RecordedRequest, sendJson, sendSse } from './server.ts';
-
-type Json = Record<string, unknown>;
 
 export interface ServiceAccountFixture {
   /** The key file as a JSON string, as `vertex_key_config.auth_credentials` holds it. */
@@ -223,125 +223,6 @@ function invalidContents(contents: unknown): string | undefined {
   return undefined;
 }
 
-interface Reply {
-  whole: Json;
-  events: Json[];
-}
-
-/** The fake's model: a function call when tools are offered, else an echo (JSON when JSON is asked for). */
-function answer(body: Json, model: string): Reply {
-  const contents = (Array.isArray(body['contents']) ? body['contents'] : []).filter(isObj);
-  const last = contents.at(-1);
-  const lastParts = Array.isArray(last?.['parts']) ? last['parts'].filter(isObj) : [];
-  const responses = lastParts.map((p) => p['functionResponse']).filter(isObj);
-  const lastUser = [...contents].reverse().find((c) => c['role'] !== 'model' && textOf(c) !== '');
-  const userText = lastUser ? textOf(lastUser) : '';
-  const gen = isObj(body['generationConfig']) ? body['generationConfig'] : {};
-  const toolConfig = isObj(body['toolConfig']) ? body['toolConfig'] : {};
-  const calling = isObj(toolConfig['functionCallingConfig']) ? toolConfig['functionCallingConfig'] : {};
-  const decls = (Array.isArray(body['tools']) ? body['tools'] : [])
-    .filter(isObj)
-    .flatMap((t) => (Array.isArray(t['functionDeclarations']) ? t['functionDeclarations'].filter(isObj) : []));
-  const thinking = isObj(gen['thinkingConfig']) && gen['thinkingConfig']['includeThoughts'] === true;
-  const n = typeof gen['candidateCount'] === 'number' ? gen['candidateCount'] : 1;
-  const responseId = `resp-${Math.random().toString(36).slice(2, 10)}`;
-  const prompt = promptTokens(body);
-  const thoughts = thinking ? 3 : 0;
-
-  let finishReason = 'STOP';
-  let parts: Json[][];
-  let outputTokens: number;
-  if (decls.length > 0 && responses.length === 0 && calling['mode'] !== 'NONE') {
-    const allowed = Array.isArray(calling['allowedFunctionNames']) ? calling['allowedFunctionNames'] : [];
-    const decl = decls.find((d) => d['name'] === allowed[0]) ?? decls[0]!;
-    const call = {
-      functionCall: { name: decl['name'], args: argsFor(decl, userText) },
-      thoughtSignature: 'c2lnbmF0dXJlLTE=',
-    };
-    parts = [[call]];
-    outputTokens = 5;
-  } else {
-    let text =
-      responses.length > 0
-        ? `tool said: ${JSON.stringify(responses.map((r) => r['response']))}`
-        : gen['responseMimeType'] === 'application/json'
-          ? JSON.stringify({ echo: userText })
-          : `echo: ${userText}`;
-    let pieces = text.split(/(?<= )/);
-    const max = gen['maxOutputTokens'];
-    if (typeof max === 'number' && pieces.length > max) {
-      pieces = pieces.slice(0, max);
-      text = pieces.join('');
-      finishReason = 'MAX_TOKENS';
-    }
-    outputTokens = pieces.length;
-    parts = pieces.map((t) => [{ text: t }]);
-  }
-  if (thinking) parts.unshift([{ text: 'Thinking it over.', thought: true }]);
-
-  const usage = (final: boolean): Json => ({
-    promptTokenCount: prompt,
-    ...(final ? { candidatesTokenCount: outputTokens * n } : {}),
-    ...(thinking ? { thoughtsTokenCount: thoughts } : {}),
-    totalTokenCount: prompt + (final ? outputTokens * n : 0) + thoughts,
-  });
-  const candidates = (p: Json[], finish: boolean): Json[] =>
-    Array.from({ length: n }, (_, index) => ({
-      content: { role: 'model', parts: p },
-      ...(finish ? { finishReason } : {}),
-      index,
-    }));
-  const whole = {
-    candidates: candidates(parts.flat(), true),
-    usageMetadata: usage(true),
-    modelVersion: model,
-    responseId,
-  };
-  const events = parts.map((p, i) => {
-    const final = i === parts.length - 1;
-    return { candidates: candidates(p, final), usageMetadata: usage(final), modelVersion: model, responseId };
-  });
-  return { whole, events };
-}
-
-/** Each string property of the declared parameters gets the user's text. */
-function argsFor(decl: Json, userText: string): Json {
-  const schema = isObj(decl['parametersJsonSchema'])
-    ? decl['parametersJsonSchema']
-    : isObj(decl['parameters'])
-      ? decl['parameters']
-      : {};
-  const props = isObj(schema['properties']) ? schema['properties'] : {};
-  const args: Json = {};
-  for (const [name, p] of Object.entries(props)) {
-    if (isObj(p) && String(p['type']).toLowerCase() === 'string') args[name] = userText;
-  }
-  return args;
-}
-
-/** Words of every text in contents and system instruction: the fake's token count. */
-function promptTokens(body: Json): number {
-  const contents = Array.isArray(body['contents']) ? body['contents'] : [];
-  return [...contents, body['systemInstruction']].reduce<number>((sum, c) => sum + words(textOf(c)), 0);
-}
-
-function textOf(content: unknown): string {
-  if (!isObj(content) || !Array.isArray(content['parts'])) return '';
-  return content['parts']
-    .filter(isObj)
-    .map((p) => (typeof p['text'] === 'string' && p['thought'] !== true ? p['text'] : ''))
-    .join('');
-}
-
-function words(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
-}
-
-/** A deterministic vector derived from the text, so tests can tell inputs apart. */
-function vector(text: string, dims: number): number[] {
-  return Array.from({ length: dims }, (_, i) => ((text.charCodeAt(i % Math.max(text.length, 1)) || 0) + i) / 1000);
-}
-
 function listModels(fake: GeminiFake, req: RecordedRequest, res: ServerResponse): void {
   if (!geminiAuthorized(fake, req, res)) return;
   const q = new URL(req.url, 'http://x').searchParams;
@@ -404,8 +285,4 @@ function assertionProblem(
     return fail('invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
   }
   return undefined;
-}
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

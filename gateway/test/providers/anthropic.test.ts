@@ -1,70 +1,24 @@
 // The anthropic adapter against a fake Anthropic upstream over real HTTP.
 import { Agent } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type AnthropicFake, createAnthropicFake } from '../../../test/fakes/anthropic.ts';
+import { describe, expect, it } from 'vitest';
+import { createAnthropicFake } from '../../../test/fakes/anthropic.ts';
 import { createAnthropicProvider } from '../../src/providers/anthropic/index.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
-import type { CallContext, ProviderAdapter, ProviderKey } from '../../src/providers/types.ts';
-import { type ChatChunk, ChatRequest } from '../../src/schemas/chat.ts';
+import type { ProviderAdapter } from '../../src/providers/types.ts';
+import { chatFor, collect, contextFor, failMidStream, failure, firstThen, useFake, weatherTool } from './helpers.ts';
 
 const KEY = 'sk-ant-test-key';
 const dispatcher = new Agent({ keepAliveTimeout: 1000 });
 const provider: ProviderAdapter = createAnthropicProvider('anthropic');
-let fake: AnthropicFake;
-
-beforeAll(async () => {
-  fake = await createAnthropicFake({ apiKey: KEY }).start();
+const fake = useFake(createAnthropicFake({ apiKey: KEY }), {
+  dispatcher,
+  reset: (f) => {
+    f.reset();
+    f.options.gapMs = 0;
+  },
 });
-afterEach(() => {
-  fake.reset();
-  fake.options.gapMs = 0;
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
-});
+const ctx = contextFor({ provider: 'anthropic', model: 'claude-sonnet-4-5', key: { value: KEY }, fake, dispatcher });
 
-function ctx(over: { model?: string; key?: Partial<ProviderKey>; timeout_ms?: number } = {}): CallContext {
-  return {
-    provider: 'anthropic',
-    model: over.model ?? 'claude-sonnet-4-5',
-    key: { id: 'k1', name: 'k1', value: KEY, models: [], weight: 1, aliases: {}, ...over.key },
-    network: {
-      base_url: fake.url,
-      timeout_ms: over.timeout_ms ?? 5000,
-      extra_headers: {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-    },
-    signal: new AbortController().signal,
-    dispatcher,
-  };
-}
-
-const chat = (body: Record<string, unknown>): ChatRequest =>
-  ChatRequest.parse({ model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'hello' }], ...body });
-
-const weatherTool = {
-  type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-};
-
-async function collect(it: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
-  const out: ChatChunk[] = [];
-  for await (const c of it) out.push(c);
-  return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  // Checked by the assertion above.
-  return err as ProviderError;
-}
+const chat = chatFor('anthropic/claude-sonnet-4-5', 'hello');
 
 describe('anthropic chat', () => {
   it('sends a Messages request with the key, version and translated body to base_url', async () => {
@@ -178,12 +132,10 @@ describe('anthropic streaming', () => {
   it('yields the first chunk while the upstream is still sending', async () => {
     fake.options.gapMs = 60;
     const stream = await provider.chatStream!(chat({ messages: [{ role: 'user', content: 'a b c d e f' }] }), ctx());
-    const iter = stream[Symbol.asyncIterator]();
-    const first = await iter.next();
-    expect(first.value?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
+    const { first, readRest } = await firstThen(stream);
+    expect(first?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
     expect(fake.openResponses).toBe(1);
-    const rest: ChatChunk[] = [];
-    for (let r = await iter.next(); !r.done; r = await iter.next()) rest.push(r.value);
+    const rest = await readRest();
     expect(fake.openResponses).toBe(0);
     expect(rest.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('[claude-sonnet-4-5] a b c d e f');
     expect(fake.last().json).toMatchObject({ stream: true });
@@ -207,12 +159,7 @@ describe('anthropic streaming', () => {
   it('throws an error event that arrives mid-stream as a ProviderError from the iterator', async () => {
     fake.options.streamError = { type: 'overloaded_error', message: 'Overloaded' };
     const stream = await provider.chatStream!(chat({ messages: [{ role: 'user', content: 'a b c' }] }), ctx());
-    const seen: ChatChunk[] = [];
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) seen.push(c);
-      })(),
-    );
+    const { seen, err } = await failMidStream(stream);
     expect(seen.length).toBeGreaterThan(0);
     expect(err).toMatchObject({ kind: 'upstream', status: 529, type: 'overloaded_error', message: 'Overloaded' });
   });
@@ -223,12 +170,7 @@ describe('anthropic streaming', () => {
       chat({ messages: [{ role: 'user', content: 'a b' }] }),
       ctx({ timeout_ms: 300 }),
     );
-    const seen: ChatChunk[] = [];
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) seen.push(c);
-      })(),
-    );
+    const { seen, err } = await failMidStream(stream);
     expect(seen).toHaveLength(1);
     expect(err).toMatchObject({ kind: 'timeout' });
   });

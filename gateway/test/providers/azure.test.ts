@@ -1,61 +1,28 @@
 // The Azure OpenAI adapter: deployment URLs, api-version, api-key auth and endpoint rules, against the fake.
 import { Agent } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOpenAIFake, fakeEmbedding, fakeReply, type OpenAIFake } from '../../../test/fakes/openai.ts';
+import { describe, expect, it } from 'vitest';
+import { createOpenAIFake, fakeEmbedding, fakeReply } from '../../../test/fakes/openai.ts';
 import { AZURE_DEFAULT_API_VERSION, createAzureProvider } from '../../src/providers/azure/index.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
 import type { CallContext, NetworkConfig, ProviderKey } from '../../src/providers/types.ts';
 import type { ChatRequest } from '../../src/schemas/chat.ts';
+import { callContext, collect, failure, useFake } from './helpers.ts';
 
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
 const azure = createAzureProvider();
-let fake: OpenAIFake;
+const fake = useFake(createOpenAIFake(), { dispatcher });
 
 function ctx(network: Partial<NetworkConfig> = {}, key: Partial<ProviderKey> = {}, model = 'gpt-4o'): CallContext {
-  return {
+  return callContext({
     provider: 'azure',
     model,
-    key: { id: 'k1', name: 'eastus', value: 'azure-secret', models: [], weight: 1, aliases: {}, ...key },
-    network: {
-      base_url: fake.url,
-      timeout_ms: 5_000,
-      extra_headers: {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-      ...network,
-    },
-    signal: new AbortController().signal,
+    base_url: fake.url,
     dispatcher,
-  };
+    key: { name: 'eastus', value: 'azure-secret', ...key },
+    network,
+  });
 }
 
 const hello: ChatRequest = { model: 'azure/gpt-4o', messages: [{ role: 'user', content: 'hi azure' }] };
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  // asserted just above
-  return err as ProviderError;
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
-beforeAll(async () => {
-  fake = await createOpenAIFake().start();
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
-});
-beforeEach(() => fake.reset());
 
 describe('azure deployments', () => {
   it('calls the deployment named by the key alias, with api-key auth and the default GA api-version', async () => {

@@ -1,30 +1,23 @@
 // The bedrock adapter against a fake Bedrock runtime that checks every SigV4 signature, over real HTTP.
 import { Agent } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type BedrockFake, createBedrockFake } from '../../../test/fakes/bedrock.ts';
+import { describe, expect, it } from 'vitest';
+import { createBedrockFake } from '../../../test/fakes/bedrock.ts';
 import { createBedrockProvider } from '../../src/providers/bedrock/index.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../../src/providers/types.ts';
-import { type ChatChunk, ChatRequest } from '../../src/schemas/chat.ts';
 import { EmbeddingRequest } from '../../src/schemas/embeddings.ts';
+import { callContext, chatFor, collect, failMidStream, failure, firstThen, useFake, weatherTool } from './helpers.ts';
 
 const ACCESS = 'AKIAFAKEFAKEFAKE';
 const SECRET = 'fake/secret+key';
 const HAIKU = 'anthropic.claude-3-haiku-20240307-v1:0';
 const dispatcher = new Agent({ keepAliveTimeout: 1000 });
 const provider: ProviderAdapter = createBedrockProvider('bedrock');
-let fake: BedrockFake;
-
-beforeAll(async () => {
-  fake = await createBedrockFake({ accessKey: ACCESS, secretKey: SECRET }).start();
-});
-afterEach(() => {
-  fake.reset();
-  fake.options.gapMs = 0;
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
+const fake = useFake(createBedrockFake({ accessKey: ACCESS, secretKey: SECRET }), {
+  dispatcher,
+  reset: (f) => {
+    f.reset();
+    f.options.gapMs = 0;
+  },
 });
 
 type KeyOverrides = Partial<Omit<ProviderKey, 'bedrock_key_config'>> & {
@@ -35,55 +28,17 @@ function ctx(
   over: { model?: string; key?: KeyOverrides; timeout_ms?: number; extra?: Record<string, string> } = {},
 ): CallContext {
   const { bedrock, ...key } = over.key ?? {};
-  return {
+  return callContext({
     provider: 'bedrock',
     model: over.model ?? HAIKU,
-    key: {
-      id: 'k1',
-      name: 'k1',
-      value: '',
-      models: [],
-      weight: 1,
-      aliases: {},
-      ...key,
-      bedrock_key_config: { access_key: ACCESS, secret_key: SECRET, region: 'us-west-2', ...bedrock },
-    },
-    network: {
-      base_url: fake.url,
-      timeout_ms: over.timeout_ms ?? 5000,
-      extra_headers: over.extra ?? {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-    },
-    signal: new AbortController().signal,
+    base_url: fake.url,
     dispatcher,
-  };
+    key: { ...key, bedrock_key_config: { access_key: ACCESS, secret_key: SECRET, region: 'us-west-2', ...bedrock } },
+    network: { timeout_ms: over.timeout_ms ?? 5000, extra_headers: over.extra ?? {} },
+  });
 }
 
-const chat = (body: Record<string, unknown>): ChatRequest =>
-  ChatRequest.parse({ model: `bedrock/${HAIKU}`, messages: [{ role: 'user', content: 'hello' }], ...body });
-
-const weatherTool = {
-  type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-};
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  // Checked by the assertion above.
-  return err as ProviderError;
-}
-
-async function collect(it: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
-  const out: ChatChunk[] = [];
-  for await (const c of it) out.push(c);
-  return out;
-}
+const chat = chatFor(`bedrock/${HAIKU}`, 'hello');
 
 describe('bedrock chat (Converse)', () => {
   it('sends a SigV4-signed Converse request that the upstream verifies', async () => {
@@ -210,12 +165,10 @@ describe('bedrock streaming (ConverseStream)', () => {
     fake.options.gapMs = 60;
     const stream = await provider.chatStream!(chat({ messages: [{ role: 'user', content: 'a b c d e' }] }), ctx());
     expect(fake.last().path).toBe(`/model/${encodeURIComponent(HAIKU)}/converse-stream`);
-    const iter = stream[Symbol.asyncIterator]();
-    const first = await iter.next();
-    expect(first.value?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
+    const { first, readRest } = await firstThen(stream);
+    expect(first?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
     expect(fake.openResponses).toBe(1);
-    const rest: ChatChunk[] = [];
-    for (let r = await iter.next(); !r.done; r = await iter.next()) rest.push(r.value);
+    const rest = await readRest();
     expect(rest.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(`[${HAIKU}] a b c d e`);
     expect(rest.at(-1)?.choices[0]?.finish_reason).toBe('stop');
   });
@@ -236,12 +189,7 @@ describe('bedrock streaming (ConverseStream)', () => {
   it('throws a mid-stream exception as a ProviderError from the iterator', async () => {
     fake.options.streamException = { type: 'throttlingException', message: 'Too many requests' };
     const stream = await provider.chatStream!(chat({ messages: [{ role: 'user', content: 'a b c' }] }), ctx());
-    const seen: ChatChunk[] = [];
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) seen.push(c);
-      })(),
-    );
+    const { seen, err } = await failMidStream(stream);
     expect(seen.length).toBeGreaterThan(0);
     expect(err).toMatchObject({
       kind: 'upstream',

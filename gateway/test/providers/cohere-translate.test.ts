@@ -8,27 +8,14 @@ import { ProviderError } from '../../src/providers/errors.ts';
 import { type ChatChunk, ChatRequest } from '../../src/schemas/chat.ts';
 import { CountTokensRequest } from '../../src/schemas/count-tokens.ts';
 import { EmbeddingRequest } from '../../src/schemas/embeddings.ts';
+import { collect, streamOf, thrown } from './helpers.ts';
 
 const req = (body: Record<string, unknown>): ChatRequest =>
   ChatRequest.parse({ model: 'cohere/command-a-03-2025', messages: [{ role: 'user', content: 'hi' }], ...body });
 
-function thrown(fn: () => unknown): ProviderError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ProviderError);
-    return err as ProviderError; // checked just above
-  }
-  throw new Error('expected a ProviderError');
-}
-
-async function collect(events: CohereStreamEvent[], includeUsage = false): Promise<ChatChunk[]> {
-  async function* gen() {
-    yield* events;
-  }
-  const out: ChatChunk[] = [];
-  for await (const c of toChatChunks(gen(), { model: 'command-a-03-2025', includeUsage, now: 0 })) out.push(c);
-  return out;
+/** The chunks the translator makes of these events. */
+function chunksOf(events: CohereStreamEvent[], includeUsage = false): Promise<ChatChunk[]> {
+  return collect(toChatChunks(streamOf(events), { model: 'command-a-03-2025', includeUsage, now: 0 }));
 }
 
 const weather = {
@@ -269,7 +256,7 @@ describe('chat stream', () => {
   ];
 
   it('yields role, text deltas and the finish, with usage only when asked', async () => {
-    const chunks = await collect(textEvents);
+    const chunks = await chunksOf(textEvents);
     expect(chunks.map((c) => [c.choices[0]?.delta, c.choices[0]?.finish_reason])).toEqual([
       [{ role: 'assistant', content: '' }, null],
       [{ content: 'Hel' }, null],
@@ -277,7 +264,7 @@ describe('chat stream', () => {
       [{}, 'stop'],
     ]);
     expect(chunks.every((c) => c.id === 'm1')).toBe(true);
-    const withUsage = await collect(textEvents, true);
+    const withUsage = await chunksOf(textEvents, true);
     expect(withUsage.at(-1)).toMatchObject({
       choices: [],
       usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
@@ -285,7 +272,7 @@ describe('chat stream', () => {
   });
 
   it('numbers tool calls from 0 and streams their arguments', async () => {
-    const chunks = await collect([
+    const chunks = await chunksOf([
       { type: 'message-start', id: 'm2' },
       { type: 'tool-plan-delta', delta: { message: { tool_plan: 'Looking up.' } } },
       {
@@ -320,7 +307,7 @@ describe('chat stream', () => {
   });
 
   it('ends with an error when the upstream finishes with ERROR', async () => {
-    const err = await collect([
+    const err = await chunksOf([
       textEvents[0]!,
       { type: 'message-end', delta: { finish_reason: 'ERROR', error: 'overloaded' } },
     ]).catch((e: unknown) => e);

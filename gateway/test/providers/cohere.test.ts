@@ -1,77 +1,29 @@
 // The cohere adapter against a fake Cohere API over real HTTP.
 import { Agent } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CohereFake, createCohereFake } from '../../../test/fakes/cohere.ts';
+import { describe, expect, it } from 'vitest';
+import { createCohereFake } from '../../../test/fakes/cohere.ts';
 import { createCohereProvider } from '../../src/providers/cohere/index.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
-import type { CallContext, ProviderKey } from '../../src/providers/types.ts';
-import { type ChatChunk, ChatRequest } from '../../src/schemas/chat.ts';
 import { CountTokensRequest } from '../../src/schemas/count-tokens.ts';
 import { EmbeddingRequest } from '../../src/schemas/embeddings.ts';
+import { chatFor, collect, contextFor, failure, firstThen, useFake, weatherTool } from './helpers.ts';
 
 const KEY = 'co-test-key';
 const dispatcher = new Agent({ keepAliveTimeout: 1000 });
 const provider = createCohereProvider('cohere');
-let fake: CohereFake;
-
-beforeAll(async () => {
-  fake = await createCohereFake().start();
-  fake.apiKey = KEY;
+const fake = useFake(createCohereFake(), {
+  dispatcher,
+  defaults: { streamGapMs: 0, modelsPageSize: 50 },
 });
-afterEach(() => {
-  fake.reset();
-  fake.streamGapMs = 0;
-  fake.modelsPageSize = 50;
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
+fake.apiKey = KEY;
+const ctx = contextFor({
+  provider: 'cohere',
+  model: 'command-a-03-2025',
+  key: { value: KEY },
+  fake,
+  dispatcher,
 });
 
-function ctx(over: { model?: string; key?: Partial<ProviderKey>; timeout_ms?: number } = {}): CallContext {
-  return {
-    provider: 'cohere',
-    model: over.model ?? 'command-a-03-2025',
-    key: { id: 'k1', name: 'k1', value: KEY, models: [], weight: 1, aliases: {}, ...over.key },
-    network: {
-      base_url: fake.url,
-      timeout_ms: over.timeout_ms ?? 5000,
-      extra_headers: {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-    },
-    signal: new AbortController().signal,
-    dispatcher,
-  };
-}
-
-const chat = (body: Record<string, unknown> = {}): ChatRequest =>
-  ChatRequest.parse({
-    model: 'cohere/command-a-03-2025',
-    messages: [{ role: 'user', content: 'hello there' }],
-    ...body,
-  });
-
-const weatherTool = {
-  type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-};
-
-async function collect(it: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
-  const out: ChatChunk[] = [];
-  for await (const c of it) out.push(c);
-  return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError; // checked by the expect just above
-}
+const chat = chatFor('cohere/command-a-03-2025', 'hello there');
 
 describe('cohere chat', () => {
   it('posts /v2/chat with the bearer key and maps the answer', async () => {
@@ -156,12 +108,10 @@ describe('cohere streaming', () => {
     const stream = await provider.chatStream!(chat({ messages: [{ role: 'user', content: 'one two three' }] }), ctx());
     expect(fake.last().json).toMatchObject({ stream: true });
     expect(fake.last().headers.accept).toBe('text/event-stream');
-    const it = stream[Symbol.asyncIterator]();
-    const first = await it.next();
-    expect(first.value?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
+    const { first, readRest } = await firstThen(stream);
+    expect(first?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
     expect(fake.streamsOpen).toBe(1);
-    const rest: ChatChunk[] = [];
-    for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
+    const rest = await readRest();
     expect(rest.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('echo: one two three');
     expect(rest.at(-1)?.choices[0]?.finish_reason).toBe('stop');
   });

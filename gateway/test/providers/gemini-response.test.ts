@@ -7,14 +7,11 @@ import { toChatResponse } from '../../src/providers/gemini/response.ts';
 import { toChatChunks } from '../../src/providers/gemini/stream.ts';
 import type { GenerateContentResponse } from '../../src/providers/gemini/wire.ts';
 import type { ChatChunk } from '../../src/schemas/chat.ts';
+import { collect, streamOf } from './helpers.ts';
 
-async function collect(events: GenerateContentResponse[], includeUsage = false): Promise<ChatChunk[]> {
-  async function* gen() {
-    yield* events;
-  }
-  const out: ChatChunk[] = [];
-  for await (const c of toChatChunks(gen(), { model: 'gemini-2.5-flash', includeUsage, now: 0 })) out.push(c);
-  return out;
+/** The chunks the translator makes of these events. */
+function chunksOf(events: GenerateContentResponse[], includeUsage = false): Promise<ChatChunk[]> {
+  return collect(toChatChunks(streamOf(events), { model: 'gemini-2.5-flash', includeUsage, now: 0 }));
 }
 
 describe('chat response', () => {
@@ -130,7 +127,7 @@ describe('chat stream', () => {
   ];
 
   it('yields one chunk per event, role first, finish last, usage only when asked', async () => {
-    const chunks = await collect(events);
+    const chunks = await chunksOf(events);
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
       { role: 'assistant', reasoning_content: 'hm' },
       { content: 'Hel' },
@@ -138,7 +135,7 @@ describe('chat stream', () => {
     ]);
     expect(chunks.map((c) => c.choices[0]?.finish_reason)).toEqual([null, null, 'stop']);
     expect(chunks.every((c) => c.id === 'r9' && c.object === 'chat.completion.chunk')).toBe(true);
-    const withUsage = await collect(events, true);
+    const withUsage = await chunksOf(events, true);
     expect(withUsage.at(-1)).toMatchObject({
       choices: [],
       usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
@@ -155,7 +152,7 @@ describe('chat stream', () => {
         },
       ],
     };
-    const [chunk] = await collect([call]);
+    const [chunk] = await chunksOf([call]);
     expect(chunk?.choices[0]).toEqual({
       index: 0,
       delta: {
@@ -175,7 +172,7 @@ describe('chat stream', () => {
   });
 
   it('turns an error event into a ProviderError', async () => {
-    const err = await collect([
+    const err = await chunksOf([
       events[1]!,
       { error: { code: 429, message: 'slow down', status: 'RESOURCE_EXHAUSTED' } },
     ]).catch((e: unknown) => e);

@@ -1,25 +1,15 @@
 // Pure translation of unified (OpenAI) chat requests into Gemini's generateContent body.
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../../src/providers/errors.ts';
 import {
   SKIP_THOUGHT_SIGNATURE,
   toGeminiToolConfig,
   toGenerateContentRequest,
 } from '../../src/providers/gemini/request.ts';
 import { ChatRequest } from '../../src/schemas/chat.ts';
+import { thrown } from './helpers.ts';
 
 const req = (body: Record<string, unknown>): ChatRequest =>
   ChatRequest.parse({ model: 'gemini/gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], ...body });
-
-function thrown(fn: () => unknown): ProviderError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ProviderError);
-    return err as ProviderError; // checked just above
-  }
-  throw new Error('expected a ProviderError');
-}
 
 const weather = {
   type: 'function',

@@ -1,77 +1,30 @@
 // The gemini adapter against a fake Gemini API over real HTTP.
 import { Agent } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createGeminiFake, type GeminiFake } from '../../../test/fakes/gemini.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
+import { describe, expect, it } from 'vitest';
+import { createGeminiFake } from '../../../test/fakes/gemini.ts';
 import { createGeminiProvider } from '../../src/providers/gemini/index.ts';
-import type { CallContext, ProviderKey } from '../../src/providers/types.ts';
-import { type ChatChunk, ChatRequest } from '../../src/schemas/chat.ts';
 import { CountTokensRequest } from '../../src/schemas/count-tokens.ts';
 import { EmbeddingRequest } from '../../src/schemas/embeddings.ts';
+import { chatFor, collect, contextFor, failure, firstThen, useFake, weatherTool } from './helpers.ts';
 
 const KEY = 'gemini-test-key';
 const dispatcher = new Agent({ keepAliveTimeout: 1000 });
 const provider = createGeminiProvider('gemini');
-let fake: GeminiFake;
-
-beforeAll(async () => {
-  fake = await createGeminiFake().start();
-  fake.apiKey = KEY;
+const fake = useFake(createGeminiFake(), {
+  dispatcher,
+  defaults: { streamGapMs: 0, modelsPageSize: 50 },
 });
-afterEach(() => {
-  fake.reset();
-  fake.streamGapMs = 0;
-  fake.modelsPageSize = 50;
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
+fake.apiKey = KEY;
+const ctx = contextFor({
+  provider: 'gemini',
+  model: 'gemini-2.5-flash',
+  key: { value: KEY },
+  extra_headers: { 'x-extra': 'yes' },
+  fake,
+  dispatcher,
 });
 
-function ctx(over: { model?: string; key?: Partial<ProviderKey>; timeout_ms?: number } = {}): CallContext {
-  return {
-    provider: 'gemini',
-    model: over.model ?? 'gemini-2.5-flash',
-    key: { id: 'k1', name: 'k1', value: KEY, models: [], weight: 1, aliases: {}, ...over.key },
-    network: {
-      base_url: fake.url,
-      timeout_ms: over.timeout_ms ?? 5000,
-      extra_headers: { 'x-extra': 'yes' },
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-    },
-    signal: new AbortController().signal,
-    dispatcher,
-  };
-}
-
-const chat = (body: Record<string, unknown> = {}): ChatRequest =>
-  ChatRequest.parse({
-    model: 'gemini/gemini-2.5-flash',
-    messages: [{ role: 'user', content: 'hello there' }],
-    ...body,
-  });
-
-const weatherTool = {
-  type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-};
-
-async function collect(it: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
-  const out: ChatChunk[] = [];
-  for await (const c of it) out.push(c);
-  return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError; // checked by the expect just above
-}
+const chat = chatFor('gemini/gemini-2.5-flash', 'hello there');
 
 describe('gemini chat', () => {
   it('posts generateContent with the API key header and maps the answer', async () => {
@@ -195,12 +148,10 @@ describe('gemini streaming', () => {
       ctx(),
     );
     expect(fake.last().url).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
-    const it = stream[Symbol.asyncIterator]();
-    const first = await it.next();
-    expect(first.value?.choices[0]?.delta).toEqual({ role: 'assistant', content: 'echo: ' });
+    const { first, readRest } = await firstThen(stream);
+    expect(first?.choices[0]?.delta).toEqual({ role: 'assistant', content: 'echo: ' });
     expect(fake.streamsOpen).toBe(1);
-    const rest: ChatChunk[] = [];
-    for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
+    const rest = await readRest();
     expect(rest.map((c) => c.choices[0]?.delta.content).join('')).toBe('one two three four');
     expect(rest.at(-1)?.choices[0]?.finish_reason).toBe('stop');
   });

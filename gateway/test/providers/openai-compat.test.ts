@@ -1,8 +1,8 @@
 // The OpenAI-compatible family: every provider honours base_url, has exactly its declared operations, and
 // authenticates as its table says.
 import { Agent } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOpenAIFake, fakeReply, type OpenAIFake } from '../../../test/fakes/openai.ts';
+import { describe, expect, it } from 'vitest';
+import { createOpenAIFake, fakeReply } from '../../../test/fakes/openai.ts';
 import { apiRoot } from '../../src/providers/openai/endpoints.ts';
 import {
   createOpenAICompatAdapter,
@@ -12,27 +12,20 @@ import {
   OPENAI_COMPAT_PROVIDERS,
 } from '../../src/providers/openai-compat/index.ts';
 import type { CallContext, NetworkConfig, ProviderAdapter, ProviderKey } from '../../src/providers/types.ts';
+import { callContext, useFake } from './helpers.ts';
 
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
-let fake: OpenAIFake;
+const fake = useFake(createOpenAIFake(), { dispatcher });
 
 function ctx(provider: string, network: Partial<NetworkConfig> = {}, key: Partial<ProviderKey> = {}): CallContext {
-  return {
+  return callContext({
     provider,
     model: 'some-model',
-    key: { id: 'k1', name: 'main', value: `${provider}-key`, models: [], weight: 1, aliases: {}, ...key },
-    network: {
-      base_url: fake.url,
-      timeout_ms: 5_000,
-      extra_headers: {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-      ...network,
-    },
-    signal: new AbortController().signal,
+    base_url: fake.url,
     dispatcher,
-  };
+    key: { name: 'main', value: `${provider}-key`, ...key },
+    network,
+  });
 }
 
 const chatReq = { model: 'p/some-model', messages: [{ role: 'user' as const, content: 'ping' }], fallbacks: ['x/y'] };
@@ -77,15 +70,6 @@ const SUFFIX: Record<string, string> = {
   responses: '/responses',
   responsesStream: '/responses',
 };
-
-beforeAll(async () => {
-  fake = await createOpenAIFake().start();
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
-});
-beforeEach(() => fake.reset());
 
 describe.each(OPENAI_COMPAT_PROVIDER_NAMES)('%s', (name) => {
   const spec = OPENAI_COMPAT_PROVIDERS[name];

@@ -3,66 +3,36 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { Agent } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOpenAIFake, fakeEmbedding, fakeReply, type OpenAIFake } from '../../../test/fakes/openai.ts';
+import { describe, expect, it } from 'vitest';
+import { createOpenAIFake, fakeEmbedding, fakeReply } from '../../../test/fakes/openai.ts';
 import { FakeServer, sendSse } from '../../../test/fakes/server.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
 import { createOpenAIProvider } from '../../src/providers/openai/index.ts';
 import type { CallContext, NetworkConfig, ProviderKey } from '../../src/providers/types.ts';
 import type { ChatRequest } from '../../src/schemas/chat.ts';
+import { callContext, collect, failure, firstThen, useFake } from './helpers.ts';
 
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
 const openai = createOpenAIProvider();
-let fake: OpenAIFake;
+const fake = useFake(createOpenAIFake(), {
+  dispatcher,
+  reset: (f) => {
+    f.reset();
+    f.stream.gapMs = 0;
+  },
+});
 
 function ctx(network: Partial<NetworkConfig> = {}, key: Partial<ProviderKey> = {}, model = 'gpt-4o-mini'): CallContext {
-  return {
+  return callContext({
     provider: 'openai',
     model,
-    key: { id: 'k1', name: 'main', value: 'sk-upstream', models: [], weight: 1, aliases: {}, ...key },
-    network: {
-      base_url: fake.url,
-      timeout_ms: 5_000,
-      extra_headers: {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-      ...network,
-    },
-    signal: new AbortController().signal,
+    base_url: fake.url,
     dispatcher,
-  };
+    key: { name: 'main', value: 'sk-upstream', ...key },
+    network,
+  });
 }
 
 const hello: ChatRequest = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }] };
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  // asserted just above
-  return err as ProviderError;
-}
-
-beforeAll(async () => {
-  fake = await createOpenAIFake().start();
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
-});
-beforeEach(() => {
-  fake.reset();
-  fake.stream.gapMs = 0;
-});
 
 describe('openai chat', () => {
   it('sends the caller body with the upstream model, without fallbacks, keeping unknown fields', async () => {
@@ -143,13 +113,10 @@ describe('openai chat stream', () => {
     fake.stream.gapMs = 150;
     const before = fake.stream.completed;
     const stream = await openai.chatStream!(hello, ctx());
-    const it = stream[Symbol.asyncIterator]();
-    const first = await it.next();
-    expect(first.value?.choices[0]?.delta.role).toBe('assistant');
+    const { first, readRest } = await firstThen(stream);
+    expect(first?.choices[0]?.delta.role).toBe('assistant');
     expect(fake.stream.completed).toBe(before);
-    let rest = 0;
-    while (!(await it.next()).done) rest++;
-    expect(rest).toBeGreaterThan(3);
+    expect((await readRest()).length).toBeGreaterThan(3);
     expect(fake.stream.completed).toBe(before + 1);
   });
 

@@ -1,55 +1,42 @@
 // The vertex adapter against a fake Vertex AI and a fake Google OAuth token endpoint over real HTTP.
 import { verify } from 'node:crypto';
 import { Agent } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createGeminiFake,
-  createServiceAccount,
-  type GeminiFake,
-  type ServiceAccountFixture,
-} from '../../../test/fakes/gemini.ts';
-import { ProviderError } from '../../src/providers/errors.ts';
+import { describe, expect, it } from 'vitest';
+import { createGeminiFake, createServiceAccount, type ServiceAccountFixture } from '../../../test/fakes/gemini.ts';
 import type { CallContext, ProviderKey } from '../../src/providers/types.ts';
 import { CLOUD_PLATFORM_SCOPE, parseServiceAccount, signAssertion } from '../../src/providers/vertex/auth.ts';
 import { createVertexProvider, vertexOrigin } from '../../src/providers/vertex/index.ts';
-import { type ChatChunk, ChatRequest } from '../../src/schemas/chat.ts';
 import { CountTokensRequest } from '../../src/schemas/count-tokens.ts';
 import { EmbeddingRequest } from '../../src/schemas/embeddings.ts';
+import { callContext, chatFor, collect, failure, useFake } from './helpers.ts';
 
 const dispatcher = new Agent({ keepAliveTimeout: 1000 });
-let fake: GeminiFake;
 let sa: ServiceAccountFixture;
-
-beforeAll(async () => {
-  fake = await createGeminiFake().start();
-  sa = createServiceAccount(fake.tokenUri);
-  fake.trust(sa);
-});
-afterEach(() => {
-  fake.reset();
-  fake.issuedTokens.length = 0;
-  fake.acceptedTokens.clear();
-  fake.tokenExpiresIn = 3600;
-});
-afterAll(async () => {
-  await fake.stop();
-  await dispatcher.close();
+const fake = useFake(createGeminiFake(), {
+  dispatcher,
+  started: (f) => {
+    sa = createServiceAccount(f.tokenUri);
+    f.trust(sa);
+  },
+  reset: (f) => {
+    f.reset();
+    f.issuedTokens.length = 0;
+    f.acceptedTokens.clear();
+    f.tokenExpiresIn = 3600;
+  },
 });
 
 function ctx(
   over: { model?: string; key?: Partial<ProviderKey>; region?: string; credentials?: string | null } = {},
 ): CallContext {
   const credentials = over.credentials === undefined ? sa.credentials : over.credentials;
-  return {
+  return callContext({
     provider: 'vertex',
     model: over.model ?? 'gemini-2.5-flash',
+    base_url: fake.url,
+    dispatcher,
     key: {
-      id: 'k1',
       name: 'vertex-key',
-      value: '',
-      models: [],
-      weight: 1,
-      aliases: {},
       vertex_key_config: {
         project_id: 'proj-1',
         region: over.region ?? 'us-central1',
@@ -57,44 +44,14 @@ function ctx(
       },
       ...over.key,
     },
-    network: {
-      base_url: fake.url,
-      timeout_ms: 5000,
-      extra_headers: {},
-      max_retries: 0,
-      retry_backoff_initial_ms: 0,
-      retry_backoff_max_ms: 0,
-    },
-    signal: new AbortController().signal,
-    dispatcher,
-  };
+  });
 }
 
-const chat = (body: Record<string, unknown> = {}): ChatRequest =>
-  ChatRequest.parse({
-    model: 'vertex/gemini-2.5-flash',
-    messages: [{ role: 'user', content: 'hello vertex' }],
-    ...body,
-  });
+const chat = chatFor('vertex/gemini-2.5-flash', 'hello vertex');
 
 const MODEL_PATH = '/v1/projects/proj-1/locations/us-central1/publishers/google/models';
 const tokenRequests = () => fake.requests.filter((r) => r.path === '/token');
 const vertexRequests = () => fake.requests.filter((r) => r.path !== '/token');
-
-async function collect(it: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
-  const out: ChatChunk[] = [];
-  for await (const c of it) out.push(c);
-  return out;
-}
-
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError; // checked by the expect just above
-}
 
 describe('vertex service-account auth', () => {
   it('signs an RS256 assertion for the cloud-platform scope, addressed to the token_uri', () => {

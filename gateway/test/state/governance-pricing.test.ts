@@ -1,73 +1,31 @@
 // Pricing overrides on real Postgres and PGlite: exact prices, scopes that must exist, duplicates refused,
 // and every refused write stores nothing.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/harness/db.ts';
-import { migrate } from '../../src/state/db/migrate.ts';
-import { openDb } from '../../src/state/db/open.ts';
-import type { Db } from '../../src/state/db/types.ts';
-import { StateError } from '../../src/state/errors.ts';
-import type { ChangeEvent } from '../../src/state/events.ts';
-import type { ProviderCatalog } from '../../src/state/services/catalog.ts';
+import { describe, expect, it } from 'vitest';
 import { PricingOverrideService, readPricingOverrides } from '../../src/state/services/governance/pricing-overrides.ts';
+import { catalogOf, drivers, expectStateError, useServiceSuite } from './governance-helpers.ts';
 
-const drivers = [
-  { name: 'postgres', open: async () => openDb({ databaseUrl: await createTestDatabase() }) },
-  { name: 'pglite', open: async () => openDb({}) },
-];
+const catalog = catalogOf(['openai', 'anthropic', 'ollama']);
 
-const KNOWN = ['openai', 'anthropic', 'ollama'];
-const catalog: ProviderCatalog = {
-  has: (name) => KNOWN.includes(name),
-  names: () => KNOWN,
-  checkKey: () => undefined,
+/** A valid global override the refusal and config tests vary. */
+const OVERRIDE = {
+  scope: 'global',
+  provider: 'openai',
+  model: 'gpt-4o',
+  input_cost_per_token: 1,
+  output_cost_per_token: 1,
 };
 
-async function expectStateError(p: Promise<unknown>, code: StateError['code'], text?: string): Promise<void> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(StateError);
-  // Checked by the line above.
-  const se = err as StateError;
-  expect(se.code).toBe(code);
-  if (text) expect(se.message).toContain(text);
-}
-
-async function rowCount(db: Db): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pricing_overrides');
-  return rows[0]?.n ?? 0;
-}
-
 describe.each(drivers)('pricing overrides: $name', (driver) => {
-  let db: Db;
-  let events: ChangeEvent[];
-  let svc: PricingOverrideService;
-
-  beforeAll(async () => {
-    db = await driver.open();
-    await migrate(db);
-    await db.exec(`INSERT INTO providers (name, source) VALUES ('openai', 'api'), ('anthropic', 'api');
+  const t = useServiceSuite(driver, {
+    seed: `INSERT INTO providers (name, source) VALUES ('openai', 'api'), ('anthropic', 'api');
       INSERT INTO provider_keys (id, provider, name, secret, source) VALUES ('key-1', 'openai', 'k1', 'plain:', 'api');
-      INSERT INTO virtual_keys (id, name, value_hash, value_hint, source) VALUES ('vk-1', 'vk', 'h', 'sk-vk-…', 'api');`);
-  });
-  afterAll(async () => {
-    await db?.close();
-  });
-  beforeEach(async () => {
-    events = [];
-    svc = new PricingOverrideService({
-      db,
-      catalog,
-      publish: async (e) => {
-        events.push(e);
-      },
-    });
-    await db.exec('DELETE FROM pricing_overrides');
+      INSERT INTO virtual_keys (id, name, value_hash, value_hint, source) VALUES ('vk-1', 'vk', 'h', 'sk-vk-…', 'api');`,
+    table: 'pricing_overrides',
+    service: (db, publish) => new PricingOverrideService({ db, catalog, publish }),
   });
 
   it('creates, reads, replaces and deletes an override, keeping prices exact', async () => {
-    const created = await svc.create({
+    const created = await t.svc.create({
       scope: 'global',
       provider: 'openai',
       model: 'gpt-4o',
@@ -86,22 +44,22 @@ describe.each(drivers)('pricing overrides: $name', (driver) => {
       cache_write_cost_per_token: null,
     });
     const id = String(created['id']);
-    const stored = await db.query<{ input_cost_per_token: string; output_cost_per_token: string }>(
+    const stored = await t.db.query<{ input_cost_per_token: string; output_cost_per_token: string }>(
       'SELECT input_cost_per_token, output_cost_per_token FROM pricing_overrides WHERE id = $1',
       [id],
     );
     expect(stored.rows[0]).toEqual({ input_cost_per_token: '0.0000025', output_cost_per_token: '0.00001' });
-    expect(await svc.list()).toEqual([created]);
+    expect(await t.svc.list()).toEqual([created]);
 
     // The GET view sent back with an edit is a valid PUT body.
-    const updated = await svc.update(id, {
+    const updated = await t.svc.update(id, {
       ...created,
       scope: 'provider',
       scope_id: 'openai',
       output_cost_per_token: 0,
     });
     expect(updated).toMatchObject({ id, scope: 'provider', scope_id: 'openai', output_cost_per_token: 0 });
-    expect(await readPricingOverrides(db)).toEqual([
+    expect(await readPricingOverrides(t.db)).toEqual([
       {
         id,
         scope: 'provider',
@@ -112,30 +70,24 @@ describe.each(drivers)('pricing overrides: $name', (driver) => {
       },
     ]);
 
-    await svc.delete(id);
-    expect(await rowCount(db)).toBe(0);
-    await expectStateError(svc.get(id), 'not_found');
-    await expectStateError(svc.delete(id), 'not_found');
-    expect(events).toEqual([{ kind: 'governance' }, { kind: 'governance' }, { kind: 'governance' }]);
+    await t.svc.delete(id);
+    expect(await t.rowCount()).toBe(0);
+    await expectStateError(t.svc.get(id), 'not_found');
+    await expectStateError(t.svc.delete(id), 'not_found');
+    expect(t.events).toEqual([{ kind: 'governance' }, { kind: 'governance' }, { kind: 'governance' }]);
   });
 
   it('accepts every scope whose target exists', async () => {
     const base = { model: 'm', input_cost_per_token: 1, output_cost_per_token: 2 };
-    await svc.create({ ...base, scope: 'provider', scope_id: 'anthropic', provider: 'anthropic' });
-    await svc.create({ ...base, scope: 'provider_key', scope_id: 'key-1', provider: 'openai' });
-    await svc.create({ ...base, scope: 'virtual_key', scope_id: 'vk-1', provider: 'openai' });
-    await svc.create({ ...base, scope: 'global', provider: '*', model: '*' });
-    expect(await rowCount(db)).toBe(4);
+    await t.svc.create({ ...base, scope: 'provider', scope_id: 'anthropic', provider: 'anthropic' });
+    await t.svc.create({ ...base, scope: 'provider_key', scope_id: 'key-1', provider: 'openai' });
+    await t.svc.create({ ...base, scope: 'virtual_key', scope_id: 'vk-1', provider: 'openai' });
+    await t.svc.create({ ...base, scope: 'global', provider: '*', model: '*' });
+    expect(await t.rowCount()).toBe(4);
   });
 
   it('refuses bad input and missing scope targets with a message naming the field, storing nothing', async () => {
-    const ok = {
-      scope: 'global',
-      provider: 'openai',
-      model: 'gpt-4o',
-      input_cost_per_token: 1,
-      output_cost_per_token: 1,
-    };
+    const ok = OVERRIDE;
     const cases: [unknown, string][] = [
       [{}, 'scope'],
       [{ ...ok, scope: 'team' }, 'scope'],
@@ -154,44 +106,32 @@ describe.each(drivers)('pricing overrides: $name', (driver) => {
       [{ ...ok, scope: 'provider_key', scope_id: 'key-1', provider: 'anthropic' }, 'belongs to openai'],
       [{ ...ok, scope: 'virtual_key', scope_id: 'no-vk' }, 'no virtual key'],
     ];
-    for (const [body, text] of cases) await expectStateError(svc.create(body), 'invalid', text);
-    expect(await rowCount(db)).toBe(0);
-    expect(events).toEqual([]);
+    for (const [body, text] of cases) await expectStateError(t.svc.create(body), 'invalid', text);
+    expect(await t.rowCount()).toBe(0);
+    expect(t.events).toEqual([]);
   });
 
   it('refuses a duplicate scope, provider and model (any case) with a conflict, on create and update', async () => {
-    const body = {
-      scope: 'global',
-      provider: 'openai',
-      model: 'gpt-4o',
-      input_cost_per_token: 1,
-      output_cost_per_token: 1,
-    };
-    await svc.create(body);
-    await expectStateError(svc.create(body), 'conflict', 'already exists');
-    await expectStateError(svc.create({ ...body, model: 'GPT-4o' }), 'conflict');
+    const body = OVERRIDE;
+    await t.svc.create(body);
+    await expectStateError(t.svc.create(body), 'conflict', 'already exists');
+    await expectStateError(t.svc.create({ ...body, model: 'GPT-4o' }), 'conflict');
     const scoped = { ...body, scope: 'virtual_key', scope_id: 'vk-1' };
-    await svc.create(scoped);
-    await expectStateError(svc.create(scoped), 'conflict');
-    const other = await svc.create({ ...body, model: 'gpt-4o-mini' });
-    await expectStateError(svc.update(String(other['id']), body), 'conflict');
-    await expectStateError(svc.update(String(other['id']), { ...body, id: 'x' }), 'invalid', 'path');
-    await expectStateError(svc.update('missing', body), 'not_found');
-    expect((await svc.get(String(other['id'])))['model']).toBe('gpt-4o-mini');
-    expect(await rowCount(db)).toBe(3);
+    await t.svc.create(scoped);
+    await expectStateError(t.svc.create(scoped), 'conflict');
+    const other = await t.svc.create({ ...body, model: 'gpt-4o-mini' });
+    await expectStateError(t.svc.update(String(other['id']), body), 'conflict');
+    await expectStateError(t.svc.update(String(other['id']), { ...body, id: 'x' }), 'invalid', 'path');
+    await expectStateError(t.svc.update('missing', body), 'not_found');
+    expect((await t.svc.get(String(other['id'])))['model']).toBe('gpt-4o-mini');
+    expect(await t.rowCount()).toBe(3);
   });
 
   it('applies config.json overrides idempotently, matching on scope, provider and model', async () => {
-    const body = {
-      scope: 'global',
-      provider: 'openai',
-      model: 'gpt-4o',
-      input_cost_per_token: 1,
-      output_cost_per_token: 1,
-    };
-    const id = await svc.applyConfig(body);
-    expect(await svc.applyConfig({ ...body, input_cost_per_token: 3 })).toBe(id);
-    expect(await svc.get(id)).toMatchObject({ input_cost_per_token: 3 });
-    expect(await rowCount(db)).toBe(1);
+    const body = OVERRIDE;
+    const id = await t.svc.applyConfig(body);
+    expect(await t.svc.applyConfig({ ...body, input_cost_per_token: 3 })).toBe(id);
+    expect(await t.svc.get(id)).toMatchObject({ input_cost_per_token: 3 });
+    expect(await t.rowCount()).toBe(1);
   });
 });

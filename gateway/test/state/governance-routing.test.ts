@@ -1,44 +1,10 @@
 // Routing rules on real Postgres and PGlite: CEL compiled on write, targets and fallbacks checked against the
 // catalog, scopes that must exist, and every refused write stores nothing.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/harness/db.ts';
-import { migrate } from '../../src/state/db/migrate.ts';
-import { openDb } from '../../src/state/db/open.ts';
-import type { Db } from '../../src/state/db/types.ts';
-import { StateError } from '../../src/state/errors.ts';
-import type { ChangeEvent } from '../../src/state/events.ts';
-import type { ProviderCatalog } from '../../src/state/services/catalog.ts';
+import { describe, expect, it } from 'vitest';
 import { RoutingRuleService, readRoutingRules } from '../../src/state/services/governance/routing-rules.ts';
+import { catalogOf, drivers, expectStateError, useServiceSuite } from './governance-helpers.ts';
 
-const drivers = [
-  { name: 'postgres', open: async () => openDb({ databaseUrl: await createTestDatabase() }) },
-  { name: 'pglite', open: async () => openDb({}) },
-];
-
-const KNOWN = ['openai', 'anthropic', 'gemini'];
-const catalog: ProviderCatalog = {
-  has: (name) => KNOWN.includes(name),
-  names: () => KNOWN,
-  checkKey: () => undefined,
-};
-
-async function expectStateError(p: Promise<unknown>, code: StateError['code'], text?: string): Promise<StateError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(StateError);
-  // Checked by the line above.
-  const se = err as StateError;
-  expect(se.code).toBe(code);
-  if (text) expect(se.message).toContain(text);
-  return se;
-}
-
-async function rowCount(db: Db): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM routing_rules');
-  return rows[0]?.n ?? 0;
-}
+const catalog = catalogOf(['openai', 'anthropic', 'gemini']);
 
 const RULE = {
   name: 'premium-to-claude',
@@ -51,34 +17,16 @@ const RULE = {
 };
 
 describe.each(drivers)('routing rules: $name', (driver) => {
-  let db: Db;
-  let events: ChangeEvent[];
-  let svc: RoutingRuleService;
-
-  beforeAll(async () => {
-    db = await driver.open();
-    await migrate(db);
-    await db.exec(`INSERT INTO teams (id, name, source) VALUES ('team-1', 't', 'api');
+  const t = useServiceSuite(driver, {
+    seed: `INSERT INTO teams (id, name, source) VALUES ('team-1', 't', 'api');
       INSERT INTO customers (id, name, source) VALUES ('cust-1', 'c', 'api');
-      INSERT INTO virtual_keys (id, name, value_hash, value_hint, source) VALUES ('vk-1', 'vk', 'h', 'sk-vk-…', 'api');`);
-  });
-  afterAll(async () => {
-    await db?.close();
-  });
-  beforeEach(async () => {
-    events = [];
-    svc = new RoutingRuleService({
-      db,
-      catalog,
-      publish: async (e) => {
-        events.push(e);
-      },
-    });
-    await db.exec('DELETE FROM routing_rules');
+      INSERT INTO virtual_keys (id, name, value_hash, value_hint, source) VALUES ('vk-1', 'vk', 'h', 'sk-vk-…', 'api');`,
+    table: 'routing_rules',
+    service: (db, publish) => new RoutingRuleService({ db, catalog, publish }),
   });
 
   it('creates with defaults, reads, replaces and deletes a rule', async () => {
-    const created = await svc.create(RULE);
+    const created = await t.svc.create(RULE);
     expect(created).toMatchObject({
       ...RULE,
       description: '',
@@ -88,10 +36,10 @@ describe.each(drivers)('routing rules: $name', (driver) => {
       priority: 0,
     });
     const id = String(created['id']);
-    expect(await svc.list()).toEqual([created]);
+    expect(await t.svc.list()).toEqual([created]);
 
     // The GET view sent back with edits is a valid PUT body.
-    const updated = await svc.update(id, {
+    const updated = await t.svc.update(id, {
       ...created,
       enabled: false,
       scope: 'team',
@@ -109,21 +57,21 @@ describe.each(drivers)('routing rules: $name', (driver) => {
       targets: [{ provider: 'openai', model: 'gpt-4o-mini', weight: 1 }],
       fallbacks: [],
     });
-    await svc.delete(id);
-    expect(await rowCount(db)).toBe(0);
-    await expectStateError(svc.get(id), 'not_found');
-    await expectStateError(svc.delete(id), 'not_found');
-    expect(events).toHaveLength(3);
+    await t.svc.delete(id);
+    expect(await t.rowCount()).toBe(0);
+    await expectStateError(t.svc.get(id), 'not_found');
+    await expectStateError(t.svc.delete(id), 'not_found');
+    expect(t.events).toHaveLength(3);
   });
 
   it('accepts every scope whose target exists; the read model holds enabled rules by priority', async () => {
-    await svc.create({ ...RULE, name: 'low', priority: -1 });
-    await svc.create({ ...RULE, name: 'team', scope: 'team', scope_id: 'team-1', priority: 5 });
-    await svc.create({ ...RULE, name: 'customer', scope: 'customer', scope_id: 'cust-1', priority: 5 });
-    await svc.create({ ...RULE, name: 'vk', scope: 'virtual_key', scope_id: 'vk-1', priority: 9 });
-    await svc.create({ ...RULE, name: 'off', enabled: false, priority: 100 });
-    expect((await svc.list()).map((r) => r['name'])).toEqual(['off', 'vk', 'customer', 'team', 'low']);
-    const model = await readRoutingRules(db);
+    await t.svc.create({ ...RULE, name: 'low', priority: -1 });
+    await t.svc.create({ ...RULE, name: 'team', scope: 'team', scope_id: 'team-1', priority: 5 });
+    await t.svc.create({ ...RULE, name: 'customer', scope: 'customer', scope_id: 'cust-1', priority: 5 });
+    await t.svc.create({ ...RULE, name: 'vk', scope: 'virtual_key', scope_id: 'vk-1', priority: 9 });
+    await t.svc.create({ ...RULE, name: 'off', enabled: false, priority: 100 });
+    expect((await t.svc.list()).map((r) => r['name'])).toEqual(['off', 'vk', 'customer', 'team', 'low']);
+    const model = await readRoutingRules(t.db);
     expect(model.map((r) => r.name)).toEqual(['vk', 'customer', 'team', 'low']);
     expect(model[0]).toEqual({
       id: expect.any(String),
@@ -138,16 +86,16 @@ describe.each(drivers)('routing rules: $name', (driver) => {
   });
 
   it('refuses conditions that do not compile, with the CEL message, storing nothing', async () => {
-    const syntax = await expectStateError(svc.create({ ...RULE, condition: 'request.model ==' }), 'invalid');
+    const syntax = await expectStateError(t.svc.create({ ...RULE, condition: 'request.model ==' }), 'invalid');
     expect(syntax.param).toBe('condition');
     expect(syntax.message).toMatch(/^condition: /);
     expect(syntax.message).toContain('syntax error');
-    await expectStateError(svc.create({ ...RULE, condition: 'request.model > 5' }), 'invalid', 'overload');
-    await expectStateError(svc.create({ ...RULE, condition: 'nosuch.x == 1' }), 'invalid', 'unknown variable');
-    await expectStateError(svc.create({ ...RULE, condition: '1 + 1' }), 'invalid', 'bool');
-    await expectStateError(svc.create({ ...RULE, condition: '' }), 'invalid', 'condition');
-    expect(await rowCount(db)).toBe(0);
-    expect(events).toEqual([]);
+    await expectStateError(t.svc.create({ ...RULE, condition: 'request.model > 5' }), 'invalid', 'overload');
+    await expectStateError(t.svc.create({ ...RULE, condition: 'nosuch.x == 1' }), 'invalid', 'unknown variable');
+    await expectStateError(t.svc.create({ ...RULE, condition: '1 + 1' }), 'invalid', 'bool');
+    await expectStateError(t.svc.create({ ...RULE, condition: '' }), 'invalid', 'condition');
+    expect(await t.rowCount()).toBe(0);
+    expect(t.events).toEqual([]);
   });
 
   it('refuses bad targets, fallbacks, scopes and fields with a message naming the field, storing nothing', async () => {
@@ -185,27 +133,27 @@ describe.each(drivers)('routing rules: $name', (driver) => {
       [{ ...RULE, enabled: 'yes' }, 'enabled'],
       [{ ...RULE, extra: true }, 'extra'],
     ];
-    for (const [body, text] of cases) await expectStateError(svc.create(body), 'invalid', text);
-    expect(await rowCount(db)).toBe(0);
-    expect(events).toEqual([]);
+    for (const [body, text] of cases) await expectStateError(t.svc.create(body), 'invalid', text);
+    expect(await t.rowCount()).toBe(0);
+    expect(t.events).toEqual([]);
   });
 
   it('refuses a duplicate name (409) and bad updates, changing nothing', async () => {
-    const a = await svc.create({ ...RULE, name: 'a' });
-    await svc.create({ ...RULE, name: 'b' });
-    await expectStateError(svc.create({ ...RULE, name: 'a' }), 'conflict', 'a');
+    const a = await t.svc.create({ ...RULE, name: 'a' });
+    await t.svc.create({ ...RULE, name: 'b' });
+    await expectStateError(t.svc.create({ ...RULE, name: 'a' }), 'conflict', 'a');
     const id = String(a['id']);
-    await expectStateError(svc.update(id, { ...RULE, name: 'b' }), 'conflict');
-    await expectStateError(svc.update(id, { ...RULE, name: 'a', condition: 'request.model >' }), 'invalid');
-    await expectStateError(svc.update(id, { ...RULE, id: 'other' }), 'invalid', 'path');
-    await expectStateError(svc.update('missing', RULE), 'not_found');
-    expect(await svc.get(id)).toEqual(a);
+    await expectStateError(t.svc.update(id, { ...RULE, name: 'b' }), 'conflict');
+    await expectStateError(t.svc.update(id, { ...RULE, name: 'a', condition: 'request.model >' }), 'invalid');
+    await expectStateError(t.svc.update(id, { ...RULE, id: 'other' }), 'invalid', 'path');
+    await expectStateError(t.svc.update('missing', RULE), 'not_found');
+    expect(await t.svc.get(id)).toEqual(a);
   });
 
   it('applies config.json rules idempotently by name', async () => {
-    const id = await svc.applyConfig(RULE);
-    expect(await svc.applyConfig({ ...RULE, priority: 3 })).toBe(id);
-    expect(await svc.get(id)).toMatchObject({ priority: 3 });
-    expect(await rowCount(db)).toBe(1);
+    const id = await t.svc.applyConfig(RULE);
+    expect(await t.svc.applyConfig({ ...RULE, priority: 3 })).toBe(id);
+    expect(await t.svc.get(id)).toMatchObject({ priority: 3 });
+    expect(await t.rowCount()).toBe(1);
   });
 });

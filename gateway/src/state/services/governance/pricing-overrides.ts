@@ -2,15 +2,12 @@
 // provider key or virtual key. validate -> check the scope exists -> write in a transaction -> publish.
 import { z } from 'zod';
 import { WILDCARD } from '../../../config/allow-list.ts';
-import { formatIssues } from '../../../config/issues.ts';
 import type { PricingOverride } from '../../../governance/model.ts';
-import { DbError } from '../../db/errors.ts';
-import type { Db, Queryable } from '../../db/types.ts';
+import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
-import type { ChangeEvent } from '../../events.ts';
 import { newId, stableId } from '../../ids.ts';
-import type { ProviderCatalog } from '../catalog.ts';
 import { iso } from '../key-record.ts';
+import { type GovernanceServiceDeps, GovernanceTable, parseBody } from './crud.ts';
 
 /** USD per token; the dearest models today cost well under a cent per token. */
 const Cost = z.number().min(0).max(1000);
@@ -39,8 +36,6 @@ export const PricingOverrideInput = z
   });
 export type PricingOverrideInput = z.infer<typeof PricingOverrideInput>;
 
-const READ_ONLY_FIELDS = new Set(['created_at', 'updated_at']);
-
 interface OverrideRow {
   id: string;
   scope: PricingOverride['scope'];
@@ -55,70 +50,35 @@ interface OverrideRow {
   updated_at: Date | string;
 }
 
-export interface PricingOverrideServiceDeps {
-  db: Db;
-  catalog: ProviderCatalog;
-  publish: (event: ChangeEvent) => Promise<void>;
-}
+/** The service's dependencies: the database, the provider catalog and the change publisher. */
+export type PricingOverrideServiceDeps = GovernanceServiceDeps;
 
-export class PricingOverrideService {
-  private readonly deps: PricingOverrideServiceDeps;
+export class PricingOverrideService extends GovernanceTable<OverrideRow, PricingOverrideInput> {
   constructor(deps: PricingOverrideServiceDeps) {
-    this.deps = deps;
-  }
-
-  async list(): Promise<Record<string, unknown>[]> {
-    const { rows } = await this.deps.db.query<OverrideRow & Record<string, unknown>>(
-      'SELECT * FROM pricing_overrides ORDER BY provider, model, scope, scope_id NULLS FIRST, id',
-    );
-    return rows.map(overrideView);
-  }
-
-  async get(id: string): Promise<Record<string, unknown>> {
-    return overrideView(await this.row(this.deps.db, id));
+    super(deps, {
+      table: 'pricing_overrides',
+      noun: 'pricing override',
+      order: 'provider, model, scope, scope_id NULLS FIRST, id',
+      columns: COLUMNS,
+      values: columns,
+      view: overrideView,
+      duplicate: { message: 'a pricing override for this scope, provider and model already exists' },
+    });
   }
 
   async create(body: unknown): Promise<Record<string, unknown>> {
     const input = this.parse(body);
     const id = input.id ?? newId();
-    await this.deps.db.transaction(async (tx) => {
+    return this.createRow(id, input, async (tx) => {
       const taken = await tx.query('SELECT 1 FROM pricing_overrides WHERE id = $1', [id]);
       if (taken.rowCount > 0) throw new StateError('conflict', `a pricing override with id ${id} already exists`, 'id');
       await this.check(tx, input, id);
-      await guardUnique(() =>
-        tx.query(
-          `INSERT INTO pricing_overrides (id, scope, scope_id, provider, model, input_cost_per_token,
-             output_cost_per_token, cache_read_cost_per_token, cache_write_cost_per_token)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [id, ...columns(input)],
-        ),
-      );
     });
-    await this.deps.publish({ kind: 'governance' });
-    return this.get(id);
   }
 
   /** PUT: replaces every field. */
   async update(id: string, body: unknown): Promise<Record<string, unknown>> {
-    const input = this.parse(body);
-    if (input.id !== undefined && input.id !== id) {
-      throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
-    }
-    await this.deps.db.transaction(async (tx) => {
-      await this.row(tx, id, true);
-      await this.check(tx, input, id);
-      await this.write(tx, id, input);
-    });
-    await this.deps.publish({ kind: 'governance' });
-    return this.get(id);
-  }
-
-  async delete(id: string): Promise<void> {
-    await this.deps.db.transaction(async (tx) => {
-      await this.row(tx, id, true);
-      await tx.query('DELETE FROM pricing_overrides WHERE id = $1', [id]);
-    });
-    await this.deps.publish({ kind: 'governance' });
+    return this.replaceRow(id, this.parse(body), (tx, input) => this.check(tx, input, id));
   }
 
   /**
@@ -137,34 +97,19 @@ export class PricingOverrideService {
         input.provider.toLowerCase(),
         input.model.toLowerCase(),
       );
-    const id = await this.deps.db.transaction(async (tx) => {
+    return this.change(async (tx) => {
       const same = await this.sameTarget(tx, input);
       if (same !== undefined && same !== wanted) return same;
       const mine = await tx.query('SELECT 1 FROM pricing_overrides WHERE id = $1 FOR UPDATE', [wanted]);
       await this.check(tx, input, wanted);
       if (mine.rowCount > 0) await this.write(tx, wanted, input);
-      else {
-        await tx.query(
-          `INSERT INTO pricing_overrides (id, scope, scope_id, provider, model, input_cost_per_token,
-             output_cost_per_token, cache_read_cost_per_token, cache_write_cost_per_token)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [wanted, ...columns(input)],
-        );
-      }
+      else await this.insert(tx, wanted, input);
       return wanted;
     });
-    await this.deps.publish({ kind: 'governance' });
-    return id;
   }
 
   private parse(body: unknown): PricingOverrideInput {
-    const cleaned =
-      body && typeof body === 'object' && !Array.isArray(body)
-        ? Object.fromEntries(Object.entries(body).filter(([k]) => !READ_ONLY_FIELDS.has(k)))
-        : (body ?? {});
-    const r = PricingOverrideInput.safeParse(cleaned);
-    if (!r.success) throw new StateError('invalid', formatIssues(r.error));
-    return r.data;
+    return parseBody(PricingOverrideInput, body);
   }
 
   /** The provider is one we implement; the scope's row exists and agrees with `provider`; no duplicate. */
@@ -222,28 +167,6 @@ export class PricingOverrideService {
     );
     return rows[0]?.id;
   }
-
-  private async write(tx: Queryable, id: string, input: PricingOverrideInput): Promise<void> {
-    await guardUnique(() =>
-      tx.query(
-        `UPDATE pricing_overrides SET scope = $2, scope_id = $3, provider = $4, model = $5,
-           input_cost_per_token = $6, output_cost_per_token = $7, cache_read_cost_per_token = $8,
-           cache_write_cost_per_token = $9, updated_at = now()
-         WHERE id = $1`,
-        [id, ...columns(input)],
-      ),
-    );
-  }
-
-  private async row(q: Queryable, id: string, lock = false): Promise<OverrideRow> {
-    const { rows } = await q.query<OverrideRow & Record<string, unknown>>(
-      `SELECT * FROM pricing_overrides WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-      [id],
-    );
-    const row = rows[0];
-    if (!row) throw new StateError('not_found', `pricing override ${id} not found`, 'id');
-    return row;
-  }
 }
 
 /** The overrides of the snapshot's read model. */
@@ -263,6 +186,18 @@ export async function readPricingOverrides(q: Queryable): Promise<PricingOverrid
     },
   }));
 }
+
+/** The columns after id, as `columns` gives their values. */
+const COLUMNS = [
+  'scope',
+  'scope_id',
+  'provider',
+  'model',
+  'input_cost_per_token',
+  'output_cost_per_token',
+  'cache_read_cost_per_token',
+  'cache_write_cost_per_token',
+];
 
 /** Query parameters $2..$9; prices go to Postgres as decimal strings so `numeric` keeps them exactly. */
 function columns(o: PricingOverrideInput): unknown[] {
@@ -297,15 +232,4 @@ function overrideView(r: OverrideRow): Record<string, unknown> {
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };
-}
-
-async function guardUnique<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof DbError && err.code === 'unique_violation') {
-      throw new StateError('conflict', 'a pricing override for this scope, provider and model already exists');
-    }
-    throw err;
-  }
 }

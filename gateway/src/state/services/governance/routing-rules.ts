@@ -1,16 +1,13 @@
 // Routing rules: a CEL condition over the request sends matching requests to weighted targets, with
 // fallbacks. validate (the condition is compiled on write) -> check scope -> write in a transaction -> publish.
 import { z } from 'zod';
-import { formatIssues } from '../../../config/issues.ts';
 import type { RoutingRule } from '../../../governance/model.ts';
 import { compileCondition } from '../../../governance/routing-rules.ts';
-import { DbError } from '../../db/errors.ts';
-import type { Db, Queryable } from '../../db/types.ts';
+import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
-import type { ChangeEvent } from '../../events.ts';
 import { newId, stableId } from '../../ids.ts';
-import type { ProviderCatalog } from '../catalog.ts';
 import { iso } from '../key-record.ts';
+import { type GovernanceServiceDeps, GovernanceTable, parseBody } from './crud.ts';
 
 export const MAX_TARGETS = 20;
 export const MAX_FALLBACKS = 10;
@@ -54,8 +51,6 @@ export const RoutingRuleInput = z
   });
 export type RoutingRuleInput = z.infer<typeof RoutingRuleInput>;
 
-const READ_ONLY_FIELDS = new Set(['created_at', 'updated_at']);
-
 /** The table a scope's id must exist in (fixed strings, never input). */
 const SCOPE_TABLE = { team: 'teams', customer: 'customers', virtual_key: 'virtual_keys' } as const;
 
@@ -74,34 +69,27 @@ interface RuleRow {
   updated_at: Date | string;
 }
 
-export interface RoutingRuleServiceDeps {
-  db: Db;
-  catalog: ProviderCatalog;
-  publish: (event: ChangeEvent) => Promise<void>;
-}
+/** The service's dependencies: the database, the provider catalog and the change publisher. */
+export type RoutingRuleServiceDeps = GovernanceServiceDeps;
 
-export class RoutingRuleService {
-  private readonly deps: RoutingRuleServiceDeps;
+export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInput> {
   constructor(deps: RoutingRuleServiceDeps) {
-    this.deps = deps;
-  }
-
-  /** Highest priority first, as they are evaluated. */
-  async list(): Promise<Record<string, unknown>[]> {
-    const { rows } = await this.deps.db.query<RuleRow & Record<string, unknown>>(
-      'SELECT * FROM routing_rules ORDER BY priority DESC, name',
-    );
-    return rows.map(ruleView);
-  }
-
-  async get(id: string): Promise<Record<string, unknown>> {
-    return ruleView(await this.row(this.deps.db, id));
+    super(deps, {
+      table: 'routing_rules',
+      noun: 'routing rule',
+      // Highest priority first, as they are evaluated.
+      order: 'priority DESC, name',
+      columns: COLUMNS,
+      values: columns,
+      view: ruleView,
+      duplicate: { message: 'a routing rule with this name already exists', param: 'name' },
+    });
   }
 
   async create(body: unknown): Promise<Record<string, unknown>> {
     const input = this.parse(body);
     const id = input.id ?? newId();
-    await this.deps.db.transaction(async (tx) => {
+    return this.createRow(id, input, async (tx) => {
       const clash = await tx.query<{ name: string }>('SELECT name FROM routing_rules WHERE id = $1 OR name = $2', [
         id,
         input.name,
@@ -111,39 +99,12 @@ export class RoutingRuleService {
         throw new StateError('conflict', `a routing rule ${what} already exists`, 'name');
       }
       await this.checkScope(tx, input);
-      await guardUnique(() =>
-        tx.query(
-          `INSERT INTO routing_rules (id, name, description, enabled, condition, targets, fallbacks, scope, scope_id,
-             priority) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [id, ...columns(input)],
-        ),
-      );
     });
-    await this.deps.publish({ kind: 'governance' });
-    return this.get(id);
   }
 
   /** PUT: replaces every field. */
   async update(id: string, body: unknown): Promise<Record<string, unknown>> {
-    const input = this.parse(body);
-    if (input.id !== undefined && input.id !== id) {
-      throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
-    }
-    await this.deps.db.transaction(async (tx) => {
-      await this.row(tx, id, true);
-      await this.checkScope(tx, input);
-      await this.write(tx, id, input);
-    });
-    await this.deps.publish({ kind: 'governance' });
-    return this.get(id);
-  }
-
-  async delete(id: string): Promise<void> {
-    await this.deps.db.transaction(async (tx) => {
-      await this.row(tx, id, true);
-      await tx.query('DELETE FROM routing_rules WHERE id = $1', [id]);
-    });
-    await this.deps.publish({ kind: 'governance' });
+    return this.replaceRow(id, this.parse(body), (tx, input) => this.checkScope(tx, input));
   }
 
   /**
@@ -154,7 +115,7 @@ export class RoutingRuleService {
   async applyConfig(body: unknown): Promise<string> {
     const input = this.parse(body);
     const wanted = input.id ?? stableId('routing_rule', input.name);
-    const id = await this.deps.db.transaction(async (tx) => {
+    return this.change(async (tx) => {
       const { rows } = await tx.query<{ id: string }>(
         'SELECT id FROM routing_rules WHERE id = $1 OR name = $2 ORDER BY (id = $1) DESC LIMIT 1 FOR UPDATE',
         [wanted, input.name],
@@ -166,28 +127,14 @@ export class RoutingRuleService {
         await this.write(tx, existing, input);
         return existing;
       }
-      await guardUnique(() =>
-        tx.query(
-          `INSERT INTO routing_rules (id, name, description, enabled, condition, targets, fallbacks, scope, scope_id,
-             priority) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [wanted, ...columns(input)],
-        ),
-      );
+      await this.guard(() => this.insert(tx, wanted, input));
       return wanted;
     });
-    await this.deps.publish({ kind: 'governance' });
-    return id;
   }
 
   /** Shape, then the CEL condition, then providers against the catalog: all without I/O. */
   private parse(body: unknown): RoutingRuleInput {
-    const cleaned =
-      body && typeof body === 'object' && !Array.isArray(body)
-        ? Object.fromEntries(Object.entries(body).filter(([k]) => !READ_ONLY_FIELDS.has(k)))
-        : (body ?? {});
-    const r = RoutingRuleInput.safeParse(cleaned);
-    if (!r.success) throw new StateError('invalid', formatIssues(r.error));
-    const input = r.data;
+    const input = parseBody(RoutingRuleInput, body);
     const compiled = compileCondition(input.condition);
     if (!compiled.ok) {
       const message = compiled.error.startsWith('condition:') ? compiled.error : `condition: ${compiled.error}`;
@@ -218,27 +165,6 @@ export class RoutingRuleService {
       throw new StateError('invalid', `scope_id: there is no ${what} with id ${input.scope_id}`, 'scope_id');
     }
   }
-
-  private async write(tx: Queryable, id: string, input: RoutingRuleInput): Promise<void> {
-    await guardUnique(() =>
-      tx.query(
-        `UPDATE routing_rules SET name = $2, description = $3, enabled = $4, condition = $5, targets = $6,
-           fallbacks = $7, scope = $8, scope_id = $9, priority = $10, updated_at = now()
-         WHERE id = $1`,
-        [id, ...columns(input)],
-      ),
-    );
-  }
-
-  private async row(q: Queryable, id: string, lock = false): Promise<RuleRow> {
-    const { rows } = await q.query<RuleRow & Record<string, unknown>>(
-      `SELECT * FROM routing_rules WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-      [id],
-    );
-    const row = rows[0];
-    if (!row) throw new StateError('not_found', `routing rule ${id} not found`, 'id');
-    return row;
-  }
 }
 
 /** Enabled rules for the snapshot's read model, highest priority first (ties by name). */
@@ -257,6 +183,19 @@ export async function readRoutingRules(q: Queryable): Promise<RoutingRule[]> {
     priority: r.priority,
   }));
 }
+
+/** The columns after id, as `columns` gives their values. */
+const COLUMNS = [
+  'name',
+  'description',
+  'enabled',
+  'condition',
+  'targets',
+  'fallbacks',
+  'scope',
+  'scope_id',
+  'priority',
+];
 
 /** Query parameters $2..$10. */
 function columns(r: RoutingRuleInput): unknown[] {
@@ -288,15 +227,4 @@ function ruleView(r: RuleRow): Record<string, unknown> {
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };
-}
-
-async function guardUnique<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof DbError && err.code === 'unique_violation') {
-      throw new StateError('conflict', 'a routing rule with this name already exists', 'name');
-    }
-    throw err;
-  }
 }

@@ -5,12 +5,9 @@ import { applyCors } from './http/cors.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
 import { RequestError } from './http/request-error.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
-import { registerCustomerRoutes } from './routes/api/governance/customers.ts';
-import { registerPricingOverrideRoutes } from './routes/api/governance/pricing-overrides.ts';
+import { registerGovernanceCrudRoutes } from './routes/api/governance/crud.ts';
 import { registerQuotaRoute } from './routes/api/governance/quota.ts';
 import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts';
-import { registerRoutingRuleRoutes } from './routes/api/governance/routing-rules.ts';
-import { registerTeamRoutes } from './routes/api/governance/teams.ts';
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
@@ -141,10 +138,7 @@ export function buildApp(rt: Runtime): App {
   registerLogRoutes(app, rt);
   registerQuotaRoute(app, rt);
   registerVirtualKeyRoutes(app, rt);
-  registerTeamRoutes(app, rt);
-  registerCustomerRoutes(app, rt);
-  registerPricingOverrideRoutes(app, rt);
-  registerRoutingRuleRoutes(app, rt);
+  registerGovernanceCrudRoutes(app, rt);
   registerRateLimitRoutes(app, rt);
   registerV1Routes(app, rt);
 

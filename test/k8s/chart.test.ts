@@ -176,7 +176,7 @@ describe('what the chart renders by default', () => {
     expect(findManifest(objects, 'Service', FULLNAME)).toMatchObject({
       spec: { type: 'ClusterIP', selector: selector('gateway'), ports: [{ port: 80, targetPort: 'http' }] },
     });
-    expect(objects.some((o) => o.kind === 'ServiceMonitor' || o.kind === 'NetworkPolicy')).toBe(false);
+    expect(objects.some((o) => ['ServiceMonitor', 'PodMonitor', 'NetworkPolicy'].includes(o.kind))).toBe(false);
   });
 
   it('runs the operator with its own ServiceAccount, lease, namespace and health port', () => {
@@ -268,7 +268,7 @@ describe('optional parts', () => {
     );
     for (const crd of crds) expect(crd.metadata.annotations).toMatchObject({ 'helm.sh/resource-policy': 'keep' });
 
-    // Nothing from crds.yaml (its header comment, outside the `if`, may still be printed: it installs nothing).
+    // Nothing from crds.yaml.
     const without = await template('--set', 'crds.enabled=false');
     expect(manifestsBySource(without).get('templates/crds.yaml') ?? []).toEqual([]);
     expect(parseManifests(without).some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
@@ -281,18 +281,30 @@ describe('against the API server', () => {
     const serviceMonitorCrd = schemalessCrd('monitoring.coreos.com', 'v1', 'ServiceMonitor', 'servicemonitors');
     ok(await kubectl('apply', '-f', await writeTemp('servicemonitor-crd.json', JSON.stringify(serviceMonitorCrd))));
     await established(serviceMonitorCrd.metadata.name);
+    const podMonitorCrd = schemalessCrd('monitoring.coreos.com', 'v1', 'PodMonitor', 'podmonitors');
+    ok(await kubectl('apply', '-f', await writeTemp('podmonitor-crd.json', JSON.stringify(podMonitorCrd))));
+    await established(podMonitorCrd.metadata.name);
 
     const rendered = await template(
       ...['--set', 'serviceMonitor.enabled=true', '--set', 'networkPolicy.enabled=true'],
       ...['--set', 'gateway.configMap=gw-config', '--set', 'adminApiKey.existingSecret=admin'],
     );
     const kinds = new Set(parseManifests(rendered).map((o) => o.kind));
-    for (const kind of ['ServiceMonitor', 'NetworkPolicy', 'Deployment', 'Role', 'RoleBinding', 'Service']) {
+    for (const kind of [
+      'ServiceMonitor',
+      'PodMonitor',
+      'NetworkPolicy',
+      'Deployment',
+      'Role',
+      'RoleBinding',
+      'Service',
+    ]) {
       expect(kinds).toContain(kind);
     }
     const file = await writeTemp('rendered.yaml', rendered);
     const out = ok(await kubectl('apply', '--dry-run=server', '-n', NS, '-f', file));
     expect(out).toContain(`servicemonitor.monitoring.coreos.com/${FULLNAME} created (server dry run)`);
+    expect(out).toContain(`podmonitor.monitoring.coreos.com/${FULLNAME}-operator created (server dry run)`);
     expect(out).toContain(`networkpolicy.networking.k8s.io/${FULLNAME} created (server dry run)`);
     expect(out).toContain(`deployment.apps/${FULLNAME} created (server dry run)`);
     // A dry run stores nothing.

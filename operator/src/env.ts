@@ -6,8 +6,8 @@ import { z } from 'zod';
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 const Env = z.object({
-  DATABASE_URL: z.string().min(1, 'DATABASE_URL is required: the operator writes to the Postgres the gateways read'),
-  REDIS_URL: z.string().min(1, 'REDIS_URL is required: change events reach the gateways through Redis'),
+  DATABASE_URL: z.string({ error: 'required: the operator writes to the Postgres the gateways read' }),
+  REDIS_URL: z.string({ error: 'required: change events reach the gateways through Redis' }),
   GATEWAY_REDIS_PREFIX: z.string().optional(),
   OPERATOR_NAMESPACE: z.string().optional(),
   POD_NAME: z.string().optional(),

@@ -85,9 +85,13 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     }
     const logStore = new LogStore(state.db);
     dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
+    const metrics = createMetrics();
     logWriter = new LogWriter(logStore, {
       onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing request logs failed; will retry'),
+      onDropped: (rows) => metrics.logsDropped.inc(rows),
     });
+    const writer = logWriter;
+    metrics.watchLogQueue(() => writer.pending);
     const rt: Runtime = {
       env,
       file,
@@ -98,7 +102,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       auth: buildAuthIndex(file.auth, env.adminApiKey),
       logStore,
       logWriter,
-      metrics: createMetrics(),
+      metrics,
       routing: new RoutingRuleEngine(),
       prices: new PriceCache(),
       random: Math.random,

@@ -26,6 +26,7 @@ function counting(db: Db): { db: Db; inserts: () => number } {
       return db.query<T>(sql, params);
     },
     exec: (sql) => db.exec(sql),
+    copyFrom: (sql, data) => db.copyFrom(sql, data),
     transaction: (fn) => db.transaction(fn),
     close: () => db.close(),
   };
@@ -93,6 +94,17 @@ describe.each(drivers)('ChargeStore: $name', (driver) => {
     );
     expect(seen).toEqual(requests.map(() => 2));
     expect(inserts()).toBe(1);
+    await store.close();
+  });
+
+  it('by default groups the charges of a 20 ms window into one INSERT', async () => {
+    const { db: spied, inserts } = counting(db);
+    const store = new ChargeStore(spied);
+    const first = store.record([charge('window-1', 10)]);
+    await new Promise((resolve) => setTimeout(resolve, 8));
+    await Promise.all([first, store.record([charge('window-2', 10)])]);
+    expect(inserts()).toBe(1);
+    expect(await rowsOf(budget, 'window-2')).toHaveLength(1);
     await store.close();
   });
 

@@ -48,9 +48,16 @@ function entry(id: string): RequestLog {
 /** Commits the first batch, then reports a failure, as when the connection drops before the acknowledgement. */
 class LateAckStore extends LogStore {
   failures = 1;
-  override async insertBatch(entries: readonly RequestLog[], opts: { retry?: boolean } = {}): Promise<void> {
-    await super.insertBatch(entries, opts);
+  override async insertLines(data: Uint8Array, opts: { retry?: boolean } = {}): Promise<void> {
+    await super.insertLines(data, opts);
     if (this.failures-- > 0) throw new Error('connection reset after commit');
+  }
+}
+
+/** A database that is down: every write fails and nothing is stored. */
+class DownStore extends LogStore {
+  override async insertLines(): Promise<void> {
+    throw new Error('connection refused');
   }
 }
 
@@ -82,6 +89,43 @@ describe('request log writer', () => {
     expect(errors).toHaveLength(1);
     await writer.close();
   });
+
+  it('bounds the queue while the database is down: the oldest rows are dropped and counted', async () => {
+    const dropped: number[] = [];
+    const writer = new LogWriter(new DownStore(db), {
+      flushIntervalMs: 10_000,
+      maxBatch: 10,
+      maxBufferedBytes: 3 * 256 * 1024,
+      onDropped: (n) => dropped.push(n),
+    });
+    for (let i = 0; i < 50; i++) writer.push(entry(`d${i}`));
+    // 5 chunks of 10 rows; 3 fit in the bound: the 2 oldest went, counted.
+    expect(dropped).toEqual([10, 10]);
+    expect(writer.dropped).toBe(20);
+    expect(writer.pending).toBe(30);
+    await writer.flush();
+    expect(writer.pending).toBe(30);
+  });
+
+  it('keeps rows pushed while a write is in flight, and writes them next', async () => {
+    const writer = new LogWriter(new LogStore(db), { flushIntervalMs: 10_000 });
+    writer.push(entry('e1'));
+    const first = writer.flush();
+    writer.push(entry('e2'));
+    await first;
+    await writer.flush();
+    expect(writer.pending).toBe(0);
+    const { rows } = await db.query<{ id: string }>(`SELECT id FROM request_logs WHERE id LIKE 'e%' ORDER BY id`);
+    expect(rows.map((r) => r.id)).toEqual(['e1', 'e2']);
+    await writer.close();
+  });
+});
+
+describe('PGlite settings', () => {
+  it('runs with 16 MB of shared buffers instead of the stock 128 MB (resident memory)', async () => {
+    const { rows } = await db.query<{ v: string }>(`SELECT current_setting('shared_buffers') AS v`);
+    expect(rows[0]?.v).toBe('16MB');
+  });
 });
 
 describe('request ids', () => {
@@ -95,14 +139,20 @@ describe('request ids', () => {
   });
 });
 
-describe('request logs on Postgres (COPY)', () => {
+const COPY_DRIVERS = [
+  {
+    name: 'Postgres',
+    open: async () => openDb({ databaseUrl: await (await import('../../../test/harness/db.ts')).createTestDatabase() }),
+  },
+  { name: 'PGlite', open: () => openDb({}) },
+];
+
+describe.each(COPY_DRIVERS)('request logs on $name (COPY)', (driver) => {
   it('stores every column exactly, even strings with tabs, newlines, backslashes and quotes', async () => {
-    const { createTestDatabase } = await import('../../../test/harness/db.ts');
-    const pgDb = await openDb({ databaseUrl: await createTestDatabase() });
+    const pgDb = await driver.open();
     try {
       await migrate(pgDb);
-      expect(pgDb.copyFrom).toBeDefined();
-      const tricky = 'tab\there\nnewline \\backslash "quote" ünïcode \r end';
+      const tricky = 'tab\there\nnewline \\backslash "quote" ünïcode \r end \\.';
       const e = {
         ...entry('c1'),
         selected_key_name: tricky,
@@ -127,11 +177,33 @@ describe('request logs on Postgres (COPY)', () => {
       });
       expect((rows[0]!['created_at'] as Date).getTime()).toBe(e.created_at.getTime());
       expect(rows[1]).toMatchObject({ id: 'c2', provider: null, prompt_tokens: null });
-      // A retry of the same batch (after an unacknowledged commit) adds nothing and fails nothing.
-      await new LogStore(pgDb).insertBatch([e], { retry: true });
-      expect((await pgDb.query('SELECT id FROM request_logs')).rowCount).toBe(2);
+      // A retry of the same batch (after an unacknowledged commit) adds only what is missing, and fails nothing.
+      await new LogStore(pgDb).insertBatch([e, entry('c3')], { retry: true });
+      expect((await pgDb.query('SELECT id FROM request_logs ORDER BY id')).rows).toEqual([
+        { id: 'c1' },
+        { id: 'c2' },
+        { id: 'c3' },
+      ]);
     } finally {
       await pgDb.close();
     }
+  });
+});
+
+describe('request log metrics', () => {
+  it('exposes the rows waiting and the rows dropped', async () => {
+    const { createMetrics } = await import('../../src/plugins/telemetry/metrics.ts');
+    const metrics = createMetrics();
+    const writer = new LogWriter(new DownStore(db), {
+      flushIntervalMs: 10_000,
+      maxBatch: 1,
+      maxBufferedBytes: 2 * 256 * 1024,
+      onDropped: (n) => metrics.logsDropped.inc(n),
+    });
+    metrics.watchLogQueue(() => writer.pending);
+    for (let i = 0; i < 5; i++) writer.push(entry(`m${i}`));
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^gateway_request_logs_pending 2$/m);
+    expect(text).toMatch(/^gateway_request_logs_dropped_total 3$/m);
   });
 });

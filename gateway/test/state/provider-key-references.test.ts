@@ -59,7 +59,9 @@ describe.each(DRIVERS)('deleting a referenced provider key on $name', ({ open })
     expect(await conflict(() => providers.deleteKey('openai', 'k1', API))).toBe(
       'key k1 is still used by virtual keys tenant (key_ids); remove it there first',
     );
-    expect(await conflict(() => providers.delete('openai', API))).toContain('key k1 is still used by virtual keys tenant');
+    expect(await conflict(() => providers.delete('openai', API))).toContain(
+      'key k1 is still used by virtual keys tenant',
+    );
     expect((await providers.listKeys('openai')).length).toBe(1);
     await virtualKeys.update(String(vk.id), { name: 'tenant', provider_configs: [] }, API);
     await providers.deleteKey('openai', 'k1', API);

@@ -1,41 +1,97 @@
 // Buffers request logs and writes them in batches, so the hot path never waits for the database.
-import type { LogStore, RequestLog } from '../../state/services/logs.ts';
+// Each entry is turned into its COPY line at once and appended to a byte chunk outside the JS heap: the
+// pending logs are a few large buffers, not thousands of objects the garbage collector must promote and
+// trace. The queue is bounded in bytes; past the bound the oldest chunk is dropped and counted (never silent).
+import { copyLine, type LogStore, type RequestLog } from '../../state/services/logs.ts';
 
 export interface LogWriterOptions {
   flushIntervalMs?: number;
+  /** Rows per COPY (one chunk). */
   maxBatch?: number;
-  /** Entries kept while the database is unreachable; the oldest are dropped past this. */
-  maxBuffered?: number;
+  /** Bytes of pending rows kept while the database is slow or unreachable; past this the oldest are dropped. */
+  maxBufferedBytes?: number;
+  /** A write failed (it is retried); `dropped` is 0 here, see onDropped. */
   onError?: (err: Error, dropped: number) => void;
+  /** Rows dropped because the queue was full (counted in gateway_request_logs_dropped_total). */
+  onDropped?: (rows: number) => void;
+}
+
+const CHUNK_BYTES = 256 * 1024;
+
+interface Chunk {
+  buf: Buffer;
+  used: number;
+  rows: number;
 }
 
 export class LogWriter {
-  private buffer: RequestLog[] = [];
+  /** Pending chunks, oldest first; the last one is being filled. */
+  private chunks: Chunk[] = [];
+  private bytes = 0;
+  /** The chunk being written, removed from `chunks` only once stored. */
+  private inFlight: Chunk | undefined;
   private readonly store: LogStore;
-  private readonly opts: Required<Omit<LogWriterOptions, 'onError'>> & Pick<LogWriterOptions, 'onError'>;
+  private readonly flushIntervalMs: number;
+  private readonly maxBatch: number;
+  private readonly maxBufferedBytes: number;
+  private readonly onError: LogWriterOptions['onError'];
+  private readonly onDropped: LogWriterOptions['onDropped'];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   /** The last write failed: the next one must skip rows that may already be stored. */
   private retrying = false;
+  /** Rows dropped since start. */
+  dropped = 0;
 
   constructor(store: LogStore, opts: LogWriterOptions = {}) {
     this.store = store;
-    this.opts = {
-      flushIntervalMs: opts.flushIntervalMs ?? 200,
-      maxBatch: opts.maxBatch ?? 500,
-      maxBuffered: opts.maxBuffered ?? 50_000,
-      onError: opts.onError,
-    };
+    this.flushIntervalMs = opts.flushIntervalMs ?? 200;
+    this.maxBatch = opts.maxBatch ?? 1000;
+    this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
+    this.onError = opts.onError;
+    this.onDropped = opts.onDropped;
+  }
+
+  /** Rows waiting to be written (including a write in progress). */
+  get pending(): number {
+    let rows = 0;
+    for (const c of this.chunks) rows += c.rows;
+    return rows;
   }
 
   push(entry: RequestLog): void {
-    this.buffer.push(entry);
-    if (this.buffer.length > this.opts.maxBuffered) {
-      const dropped = this.buffer.length - this.opts.maxBuffered;
-      this.buffer.splice(0, dropped);
-      this.opts.onError?.(new Error('request log buffer full'), dropped);
+    const line = copyLine(entry);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const room = line.length * 3;
+    let chunk = this.chunks.at(-1);
+    if (
+      chunk === undefined ||
+      chunk === this.inFlight ||
+      chunk.rows >= this.maxBatch ||
+      chunk.used + room > chunk.buf.length
+    ) {
+      chunk = { buf: Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, room)), used: 0, rows: 0 };
+      this.chunks.push(chunk);
+      this.bytes += chunk.buf.length;
+      if (this.bytes > this.maxBufferedBytes) this.dropOldest();
     }
-    this.schedule(this.opts.flushIntervalMs);
+    chunk.used += chunk.buf.write(line, chunk.used);
+    chunk.rows++;
+    this.schedule(this.flushIntervalMs);
+  }
+
+  private dropOldest(): void {
+    while (this.bytes > this.maxBufferedBytes) {
+      const i = this.chunks[0] === this.inFlight ? 1 : 0;
+      // Never the chunk in flight, nor the one just started.
+      if (i >= this.chunks.length - 1) return;
+      const [old] = this.chunks.splice(i, 1);
+      if (old === undefined) return;
+      this.bytes -= old.buf.length;
+      this.dropped += old.rows;
+      this.onDropped?.(old.rows);
+      this.onError?.(new Error(`request log queue full: ${old.rows} oldest rows dropped`), old.rows);
+    }
   }
 
   private schedule(ms: number): void {
@@ -50,7 +106,7 @@ export class LogWriter {
   /** Writes everything buffered; concurrent calls share one write. */
   async flush(): Promise<void> {
     if (this.flushing) await this.flushing;
-    if (this.buffer.length === 0) return;
+    if (this.chunks.length === 0) return;
     this.flushing = this.writeAll().finally(() => {
       this.flushing = undefined;
     });
@@ -58,19 +114,25 @@ export class LogWriter {
   }
 
   private async writeAll(): Promise<void> {
-    while (this.buffer.length > 0) {
-      const batch = this.buffer.slice(0, this.opts.maxBatch);
+    for (;;) {
+      const chunk = this.chunks[0];
+      if (chunk === undefined) return;
+      this.inFlight = chunk;
       try {
-        await this.store.insertBatch(batch, { retry: this.retrying });
-        this.buffer.splice(0, batch.length);
+        await this.store.insertLines(chunk.buf.subarray(0, chunk.used), { retry: this.retrying });
         this.retrying = false;
       } catch (err) {
-        this.opts.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
+        this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
         // The failed batch may have committed before the error reached us: the retry skips stored rows.
         this.retrying = true;
-        this.schedule(Math.max(1000, this.opts.flushIntervalMs * 5));
+        this.schedule(Math.max(1000, this.flushIntervalMs * 5));
         return;
+      } finally {
+        this.inFlight = undefined;
       }
+      // Rows pushed while the write ran went to a new chunk, so this one is exactly what was stored.
+      if (this.chunks[0] === chunk) this.chunks.shift();
+      this.bytes -= chunk.buf.length;
     }
   }
 

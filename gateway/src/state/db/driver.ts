@@ -36,8 +36,8 @@ export interface Driver {
   direct: Queryable;
   /** Runs `body` inside BEGIN ... COMMIT (ROLLBACK when it throws) on one connection. */
   transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Bulk load (`COPY ... FROM STDIN`), when the driver has it. */
-  copyFrom?: (sql: string, data: string) => Promise<void>;
+  /** Bulk load (`COPY ... FROM STDIN`). */
+  copyFrom(sql: string, data: string | Uint8Array): Promise<void>;
   /** Releases the driver; called once. */
   close(): Promise<void>;
 }
@@ -49,17 +49,12 @@ export interface Driver {
 export function guardedDb(driver: Driver): Db {
   const guard = new TxGuard();
   let closing: Promise<void> | undefined;
-  const copy = driver.copyFrom;
   return {
     kind: driver.kind,
-    ...(copy
-      ? {
-          copyFrom: async (sql: string, data: string): Promise<void> => {
-            guard.check();
-            return copy(sql, data);
-          },
-        }
-      : {}),
+    async copyFrom(sql: string, data: string | Uint8Array): Promise<void> {
+      guard.check();
+      return driver.copyFrom(sql, data);
+    },
     async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
       guard.check();
       return driver.direct.query<T>(sql, params);

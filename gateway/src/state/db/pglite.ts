@@ -6,6 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { guardedDb, withDbErrors } from './driver.ts';
 import { toDbError } from './errors.ts';
 import { OID, parseBytea, parseDate, parseInt8 } from './parsers.ts';
+import { PGLITE_CONF } from './pglite-conf.ts';
+import { initialiseInChild, isInitialised } from './pglite-init.ts';
 import type { Db, Queryable, Row } from './types.ts';
 
 export interface PgliteOptions {
@@ -29,11 +31,15 @@ function queryable(target: PgliteQueryable): Queryable {
 }
 
 export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
-  if (options.dataDir !== undefined) await mkdir(options.dataDir, { recursive: true });
+  if (options.dataDir !== undefined) {
+    await mkdir(options.dataDir, { recursive: true });
+    if (!isInitialised(options.dataDir)) await initialiseInChild(options.dataDir);
+  }
   let pglite: PGlite;
   try {
     pglite = await PGlite.create(options.dataDir, {
       parsers: { [OID.int8]: parseInt8, [OID.date]: parseDate, [OID.bytea]: parseBytea },
+      postgresqlconf: PGLITE_CONF,
     });
   } catch (error) {
     throw toDbError(error);
@@ -54,6 +60,14 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
       } catch (error) {
         // The callback's own error is rethrown as is; errors of BEGIN/COMMIT/ROLLBACK become DbErrors.
         if (error === thrownByCallback) throw error;
+        throw toDbError(error);
+      }
+    },
+    // PGlite reads COPY ... FROM '/dev/blob' from the query's blob (its stand-in for STDIN).
+    async copyFrom(sql: string, data: string | Uint8Array): Promise<void> {
+      try {
+        await pglite.query(sql.replace(/FROM STDIN$/, "FROM '/dev/blob'"), [], { blob: new Blob([data]) });
+      } catch (error) {
         throw toDbError(error);
       }
     },

@@ -112,7 +112,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
       client.release();
       return result;
     },
-    async copyFrom(sql: string, data: string): Promise<void> {
+    async copyFrom(sql: string, data: string | Uint8Array): Promise<void> {
       let client: pg.PoolClient;
       try {
         client = await pool.connect();

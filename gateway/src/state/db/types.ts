@@ -16,11 +16,8 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  /**
-   * Bulk load with `COPY ... FROM STDIN` (text format rows in `data`), where the driver has it (Postgres);
-   * undefined on PGlite. Callers fall back to INSERT.
-   */
-  copyFrom?: (sql: string, data: string) => Promise<void>;
+  /** Bulk load with `COPY ... FROM STDIN` (text format rows in `data`, UTF-8 when bytes); atomic. */
+  copyFrom(sql: string, data: string | Uint8Array): Promise<void>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -57,25 +57,29 @@ const COLUMNS = [
 ] as const;
 const COLUMNS_SQL = COLUMNS.join(', ');
 
-/** COPY text format: one line per row, tab-separated, `\\N` for NULL, backslash escapes. */
+const COPY_SQL = `COPY request_logs (${COLUMNS_SQL}) FROM STDIN`;
+
+/** One row in COPY text format: tab-separated, `\\N` for NULL, backslash escapes, ending in a newline. */
+export function copyLine(e: RequestLog): string {
+  let line = '';
+  for (let i = 0; i < COLUMNS.length; i++) {
+    const v = e[COLUMNS[i]!];
+    let field: string;
+    if (v === null || v === undefined) field = '\\N';
+    else if (v instanceof Date) field = v.toISOString();
+    else if (typeof v === 'boolean') field = v ? 't' : 'f';
+    else if (typeof v === 'number') field = String(v);
+    else if (typeof v === 'string') field = copyEscape(v);
+    else field = copyEscape(JSON.stringify(v));
+    line += i === 0 ? field : `\t${field}`;
+  }
+  return `${line}\n`;
+}
+
+/** COPY text format of several rows. */
 export function copyText(entries: readonly RequestLog[]): string {
   let out = '';
-  for (const e of entries) {
-    let line = '';
-    for (let i = 0; i < COLUMNS.length; i++) {
-      const name = COLUMNS[i]!;
-      const v = e[name];
-      let field: string;
-      if (v === null || v === undefined) field = '\\N';
-      else if (v instanceof Date) field = v.toISOString();
-      else if (typeof v === 'boolean') field = v ? 't' : 'f';
-      else if (typeof v === 'number') field = String(v);
-      else if (typeof v === 'string') field = copyEscape(v);
-      else field = copyEscape(JSON.stringify(v));
-      line += i === 0 ? field : `\t${field}`;
-    }
-    out += `${line}\n`;
-  }
+  for (const e of entries) out += copyLine(e);
   return out;
 }
 
@@ -84,6 +88,11 @@ function copyEscape(s: string): string {
 }
 
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const COPY_UNESCAPES: Record<string, string> = { '\\': '\\', n: '\n', r: '\r', t: '\t' };
+
+function copyUnescape(s: string): string {
+  return s.includes('\\') ? s.replace(/\\(.)/g, (_, c: string) => COPY_UNESCAPES[c] ?? c) : s;
+}
 
 export const LogQuery = z.strictObject({
   provider: z.string().optional(),
@@ -100,24 +109,37 @@ export class LogStore {
     this.db = db;
   }
 
-  /**
-   * On Postgres a first attempt streams the batch with COPY (the cheapest ingestion Postgres has: a few µs
-   * of server CPU per row). Elsewhere (PGlite), and on a retry, the batch travels as one JSON parameter
-   * expanded by json_populate_recordset; a retry skips rows already stored, so a batch whose commit was
-   * acknowledged too late is never duplicated.
-   */
+  /** Writes rows (see insertLines). */
   async insertBatch(entries: readonly RequestLog[], opts: { retry?: boolean } = {}): Promise<void> {
     if (entries.length === 0) return;
-    if (this.db.copyFrom && !opts.retry) {
-      await this.db.copyFrom(`COPY request_logs (${COLUMNS_SQL}) FROM STDIN`, copyText(entries));
-      return;
-    }
-    await this.db.query(
-      `INSERT INTO request_logs (${COLUMNS_SQL})
-       SELECT ${COLUMNS_SQL} FROM json_populate_recordset(NULL::request_logs, $1::json)
-       ${opts.retry ? 'ON CONFLICT (id) DO NOTHING' : ''}`,
-      [JSON.stringify(entries)],
-    );
+    await this.insertLines(Buffer.from(copyText(entries)), opts);
+  }
+
+  /**
+   * Writes rows given as COPY text lines (`copyLine`), all or nothing: COPY is the cheapest ingestion
+   * Postgres has (PGlite too, from a blob). A retry first drops the rows already stored, so a batch whose
+   * commit was acknowledged too late is never duplicated.
+   */
+  async insertLines(data: Uint8Array, opts: { retry?: boolean } = {}): Promise<void> {
+    const rows = opts.retry ? await this.#withoutStored(data) : data;
+    if (rows.length > 0) await this.db.copyFrom(COPY_SQL, rows);
+  }
+
+  async #withoutStored(data: Uint8Array): Promise<Uint8Array> {
+    const lines = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8').split('\n');
+    lines.pop(); // after the last newline
+    const ids = lines.map((line) => copyUnescape(line.slice(0, line.indexOf('\t'))));
+    if (ids.length === 0) return data.subarray(0, 0);
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM request_logs WHERE id = ANY($1::text[])', [
+      ids,
+    ]);
+    if (rows.length === 0) return data;
+    const stored = new Set(rows.map((r) => r.id));
+    let out = '';
+    lines.forEach((line, i) => {
+      if (!stored.has(ids[i]!)) out += `${line}\n`;
+    });
+    return Buffer.from(out);
   }
 
   async list(

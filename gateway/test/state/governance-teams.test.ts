@@ -6,7 +6,7 @@ import type { Budget } from '../../src/governance/model.ts';
 import { migrate } from '../../src/state/db/migrate.ts';
 import { openDb } from '../../src/state/db/open.ts';
 import type { Db } from '../../src/state/db/types.ts';
-import { StateError } from '../../src/state/errors.ts';
+import type { StateError } from '../../src/state/errors.ts';
 import type { ChangeEvent } from '../../src/state/events.ts';
 import type { BudgetUsage } from '../../src/state/services/governance/budgets.ts';
 import { CustomerService } from '../../src/state/services/governance/customers.ts';
@@ -17,6 +17,7 @@ import {
   rateLimitKey,
 } from '../../src/state/services/governance/rate-limits.ts';
 import { TeamService } from '../../src/state/services/governance/teams.ts';
+import { expectStateError } from './governance-helpers.ts';
 
 const drivers = [
   { name: 'postgres', open: async () => openDb({ databaseUrl: await createTestDatabase() }) },
@@ -25,20 +26,6 @@ const drivers = [
 
 const PERIOD_START = Date.UTC(2030, 0, 1);
 const PERIOD_END = Date.UTC(2030, 1, 1);
-
-/** Rejects with a StateError of this code whose message contains `text`. */
-async function expectStateError(p: Promise<unknown>, code: StateError['code'], text?: string): Promise<StateError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(StateError);
-  // Checked by the line above.
-  const se = err as StateError;
-  expect(se.code).toBe(code);
-  if (text) expect(se.message).toContain(text);
-  return se;
-}
 
 async function count(db: Db, sql: string, params: unknown[] = []): Promise<number> {
   const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params);

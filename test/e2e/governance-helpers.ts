@@ -125,6 +125,38 @@ export function expectEnvelope(call: Call, status: number, code: string): string
   return String(err['message']);
 }
 
+/** A management-API response in the gateway envelope (expectEnvelope); returns its `error` object. */
+export async function expectApiError(res: Response, status: number, code: string): Promise<Json & { message: string }> {
+  const body = await json(res);
+  const message = expectEnvelope({ status: res.status, headers: res.headers, body }, status, code);
+  return { ...(body['error'] as Json), message }; // checked by expectEnvelope
+}
+
+/**
+ * A governance environment with a global price for openai/gpt-4o-mini (input free, 0.0025 USD per output
+ * token), and the completion tokens, nano-USD cost and request id of one request made with a probe key.
+ */
+export async function startPricedEnv(): Promise<{
+  env: GovEnv;
+  completion: number;
+  cost: number;
+  probeRequestId: string | null;
+}> {
+  const env = await startGovEnv();
+  await adminJson(env.gw, '/api/governance/pricing-overrides', 'POST', {
+    scope: 'global',
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    input_cost_per_token: 0,
+    output_cost_per_token: 0.0025,
+  });
+  const probe = await createVk(env.gw, { provider_configs: [pc('openai')] });
+  const r = await chat(env.gw, bearer(probe.value));
+  const completion = Number((r.body['usage'] as Json)['completion_tokens']); // OpenAI usage block
+  expect(completion).toBeGreaterThan(0);
+  return { env, completion, cost: completion * 2_500_000, probeRequestId: r.headers.get('x-gateway-request-id') };
+}
+
 /** Polls `read` until `ok` holds (logs and settlements are written after the response left). */
 export async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5_000): Promise<T> {
   const end = Date.now() + timeoutMs;

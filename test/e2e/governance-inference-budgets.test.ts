@@ -14,15 +14,13 @@ import {
   type Json,
   logOf,
   pc,
-  startGovEnv,
+  startPricedEnv,
   UNPRICED_MODEL,
   usd,
   VK,
   waitFor,
 } from './governance-helpers.ts';
 
-/** 0.0025 USD per output token, in nano-USD. */
-const OUTPUT_NANO_PER_TOKEN = 2_500_000;
 let env: GovEnv;
 /** completion_tokens of one request (the fake answers the same text every time). */
 let completion = 0;
@@ -30,20 +28,9 @@ let completion = 0;
 let cost = 0;
 
 beforeAll(async () => {
-  env = await startGovEnv();
-  await adminJson(env.gw, '/api/governance/pricing-overrides', 'POST', {
-    scope: 'global',
-    provider: 'openai',
-    model: 'gpt-4o-mini',
-    input_cost_per_token: 0,
-    output_cost_per_token: 0.0025,
-  });
-  const probe = await createVk(env.gw, { provider_configs: [pc('openai')] });
-  const r = await chat(env.gw, bearer(probe.value));
-  completion = Number((r.body['usage'] as Json)['completion_tokens']); // OpenAI usage block
-  expect(completion).toBeGreaterThan(0);
-  cost = completion * OUTPUT_NANO_PER_TOKEN;
-  const log = await logOf(env.gw, r.headers.get('x-gateway-request-id'));
+  let probeRequestId: string | null;
+  ({ env, completion, cost, probeRequestId } = await startPricedEnv());
+  const log = await logOf(env.gw, probeRequestId);
   expect(log['cost_nano']).toBe(cost);
 });
 afterAll(async () => {

@@ -14,7 +14,7 @@ import {
   logOf,
   pc,
   sdk,
-  startGovEnv,
+  startPricedEnv,
   usd,
   waitFor,
 } from './governance-helpers.ts';
@@ -26,19 +26,7 @@ let completion = 0;
 let cost = 0;
 
 beforeAll(async () => {
-  env = await startGovEnv();
-  await adminJson(env.gw, '/api/governance/pricing-overrides', 'POST', {
-    scope: 'global',
-    provider: 'openai',
-    model: 'gpt-4o-mini',
-    input_cost_per_token: 0,
-    output_cost_per_token: 0.0025,
-  });
-  const probe = await createVk(env.gw, { provider_configs: [pc('openai')] });
-  const r = await chat(env.gw, bearer(probe.value));
-  completion = Number((r.body['usage'] as Json)['completion_tokens']); // OpenAI usage block
-  cost = completion * 2_500_000;
-  expect(cost).toBeGreaterThan(0);
+  ({ env, completion, cost } = await startPricedEnv());
 });
 afterAll(async () => {
   await env?.close();

@@ -3,6 +3,7 @@
 // nothing stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { expectApiError, type Json, json } from './governance-helpers.ts';
 
 let gw: TestGateway;
 
@@ -12,24 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
 });
-
-type Json = Record<string, unknown>;
-
-async function json(res: Response): Promise<Json> {
-  return (await res.json()) as Json;
-}
-
-/** The gateway envelope with this status and code; returns the error message. */
-async function expectError(res: Response, status: number, code: string): Promise<string> {
-  expect(res.status).toBe(status);
-  const body = await json(res);
-  expect(body['status_code']).toBe(status);
-  expect(body['is_gateway_error']).toBe(true);
-  const err = body['error'] as Json;
-  expect(err['code']).toBe(code);
-  expect(err['event_id']).toBe(body['event_id']);
-  return String(err['message']);
-}
 
 describe.each([
   { path: '/api/governance/teams', list: 'teams', column: 'team_id' },
@@ -107,7 +90,7 @@ describe.each([
     const del = await gw.admin(`${path}/${id}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     expect(await json(del)).toEqual({ deleted: id });
-    await expectError(await gw.admin(`${path}/${id}`), 404, 'not_found');
+    await expectApiError(await gw.admin(`${path}/${id}`), 404, 'not_found');
     expect(await count()).toBe(0);
   });
 
@@ -128,7 +111,7 @@ describe.each([
       [[1, 2], '(root)'],
     ];
     for (const [body, field] of bad) {
-      const message = await expectError(await gw.admin(path, { method: 'POST', body }), 400, 'invalid_request');
+      const { message } = await expectApiError(await gw.admin(path, { method: 'POST', body }), 400, 'invalid_request');
       expect(message, JSON.stringify(body)).toContain(field);
     }
     const notJson = await fetch(gw.url + path, {
@@ -136,19 +119,19 @@ describe.each([
       headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
       body: '{"name":',
     });
-    await expectError(notJson, 400, 'invalid_request');
+    await expectApiError(notJson, 400, 'invalid_request');
     expect(await count()).toBe(0);
   });
 
   it('refuses duplicate names with 409 and unknown ids with 404', async () => {
     const first = await json(await gw.admin(path, { method: 'POST', body: { name: 'dup' } }));
-    await expectError(await gw.admin(path, { method: 'POST', body: { name: 'dup' } }), 409, 'conflict');
+    await expectApiError(await gw.admin(path, { method: 'POST', body: { name: 'dup' } }), 409, 'conflict');
     const other = await json(await gw.admin(path, { method: 'POST', body: { name: 'other' } }));
     const rename = await gw.admin(`${path}/${String(other['id'])}`, { method: 'PUT', body: { name: 'dup' } });
-    await expectError(rename, 409, 'conflict');
-    await expectError(await gw.admin(`${path}/nope`), 404, 'not_found');
-    await expectError(await gw.admin(`${path}/nope`, { method: 'PUT', body: { name: 'z' } }), 404, 'not_found');
-    await expectError(await gw.admin(`${path}/nope`, { method: 'DELETE' }), 404, 'not_found');
+    await expectApiError(rename, 409, 'conflict');
+    await expectApiError(await gw.admin(`${path}/nope`), 404, 'not_found');
+    await expectApiError(await gw.admin(`${path}/nope`, { method: 'PUT', body: { name: 'z' } }), 404, 'not_found');
+    await expectApiError(await gw.admin(`${path}/nope`, { method: 'DELETE' }), 404, 'not_found');
     for (const row of [first, other]) await gw.admin(`${path}/${String(row['id'])}`, { method: 'DELETE' });
     expect(await count()).toBe(0);
   });
@@ -162,7 +145,7 @@ describe.each([
       method: 'PUT',
       body: { name: 'a2', budgets: [{ id: 'not-mine', max_limit: 9, reset_duration: '1d' }] },
     });
-    expect(await expectError(res, 400, 'invalid_request')).toContain('budgets[0].id');
+    expect((await expectApiError(res, 400, 'invalid_request')).message).toContain('budgets[0].id');
     expect(await json(await gw.admin(`${path}/${id}`))).toEqual(a);
     await gw.admin(`${path}/${id}`, { method: 'DELETE' });
   });
@@ -176,7 +159,7 @@ describe.each([
       expect(vk.status).toBe(201);
       keyIds.push(String((await json(vk))['id']));
     }
-    const message = await expectError(await gw.admin(`${path}/${id}`, { method: 'DELETE' }), 409, 'conflict');
+    const { message } = await expectApiError(await gw.admin(`${path}/${id}`, { method: 'DELETE' }), 409, 'conflict');
     expect(message).toContain('2 virtual keys');
     expect((await gw.admin(`${path}/${id}`)).status).toBe(200);
     for (const k of keyIds) await gw.admin(`/api/governance/virtual-keys/${k}`, { method: 'DELETE' });
@@ -192,8 +175,12 @@ describe('Kubernetes-owned teams', () => {
     );
     const id = String(team['id']);
     const put = await gw.admin(`/api/governance/teams/${id}`, { method: 'PUT', body: { name: 'changed' } });
-    expect(await expectError(put, 409, 'owned_by_kubernetes')).toContain('ml/gitops');
-    await expectError(await gw.admin(`/api/governance/teams/${id}`, { method: 'DELETE' }), 409, 'owned_by_kubernetes');
+    expect((await expectApiError(put, 409, 'owned_by_kubernetes')).message).toContain('ml/gitops');
+    await expectApiError(
+      await gw.admin(`/api/governance/teams/${id}`, { method: 'DELETE' }),
+      409,
+      'owned_by_kubernetes',
+    );
     expect((await json(await gw.admin(`/api/governance/teams/${id}`)))['name']).toBe('gitops-team');
   });
 });

@@ -2,27 +2,12 @@
 // duplicates refused, and every bad input answered in the envelope with nothing stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { expectApiError, json } from './governance-helpers.ts';
 
 const PATH = '/api/governance/pricing-overrides';
 let gw: TestGateway;
 let keyId: string;
 let vkId: string;
-
-type Json = Record<string, unknown>;
-
-async function json(res: Response): Promise<Json> {
-  return (await res.json()) as Json;
-}
-
-async function expectError(res: Response, status: number, code: string): Promise<string> {
-  expect(res.status).toBe(status);
-  const body = await json(res);
-  expect(body['status_code']).toBe(status);
-  expect(body['is_gateway_error']).toBe(true);
-  const err = body['error'] as Json;
-  expect(err['code']).toBe(code);
-  return String(err['message']);
-}
 
 async function total(): Promise<unknown> {
   return (await json(await gw.admin(PATH)))['total'];
@@ -82,7 +67,7 @@ describe(PATH, () => {
     const del = await gw.admin(`${PATH}/${id}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     expect(await json(del)).toEqual({ deleted: id });
-    await expectError(await gw.admin(`${PATH}/${id}`), 404, 'not_found');
+    await expectApiError(await gw.admin(`${PATH}/${id}`), 404, 'not_found');
     expect(await total()).toBe(0);
   });
 
@@ -117,7 +102,7 @@ describe(PATH, () => {
       [{ ...ok, currency: 'EUR' }, 'currency'],
     ];
     for (const [body, field] of cases) {
-      const message = await expectError(await gw.admin(PATH, { method: 'POST', body }), 400, 'invalid_request');
+      const { message } = await expectApiError(await gw.admin(PATH, { method: 'POST', body }), 400, 'invalid_request');
       expect(message, JSON.stringify(body)).toContain(field);
     }
     expect(await total()).toBe(0);
@@ -125,7 +110,7 @@ describe(PATH, () => {
 
   it('refuses a duplicate scope, provider and model with 409, and unknown ids with 404', async () => {
     const first = await json(await gw.admin(PATH, { method: 'POST', body: { ...BASE, scope: 'global' } }));
-    await expectError(await gw.admin(PATH, { method: 'POST', body: { ...BASE, scope: 'global' } }), 409, 'conflict');
+    await expectApiError(await gw.admin(PATH, { method: 'POST', body: { ...BASE, scope: 'global' } }), 409, 'conflict');
     const other = await json(
       await gw.admin(PATH, { method: 'POST', body: { ...BASE, model: 'gpt-4o-mini', scope: 'global' } }),
     );
@@ -133,21 +118,21 @@ describe(PATH, () => {
       method: 'PUT',
       body: { ...BASE, scope: 'global' },
     });
-    await expectError(clash, 409, 'conflict');
+    await expectApiError(clash, 409, 'conflict');
     expect((await json(await gw.admin(`${PATH}/${String(other['id'])}`)))['model']).toBe('gpt-4o-mini');
     const badPut = await gw.admin(`${PATH}/${String(first['id'])}`, {
       method: 'PUT',
       body: { ...BASE, scope: 'global', input_cost_per_token: -1 },
     });
-    await expectError(badPut, 400, 'invalid_request');
+    await expectApiError(badPut, 400, 'invalid_request');
     expect((await json(await gw.admin(`${PATH}/${String(first['id'])}`)))['input_cost_per_token']).toBe(0.0000025);
-    await expectError(await gw.admin(`${PATH}/nope`), 404, 'not_found');
-    await expectError(
+    await expectApiError(await gw.admin(`${PATH}/nope`), 404, 'not_found');
+    await expectApiError(
       await gw.admin(`${PATH}/nope`, { method: 'PUT', body: { ...BASE, scope: 'global' } }),
       404,
       'not_found',
     );
-    await expectError(await gw.admin(`${PATH}/nope`, { method: 'DELETE' }), 404, 'not_found');
+    await expectApiError(await gw.admin(`${PATH}/nope`, { method: 'DELETE' }), 404, 'not_found');
     expect(await total()).toBe(2);
   });
 });

@@ -2,26 +2,11 @@
 // fallbacks and scopes checked, and every bad input answered in the envelope with nothing stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { expectApiError, json } from './governance-helpers.ts';
 
 const PATH = '/api/governance/routing-rules';
 let gw: TestGateway;
 let teamId: string;
-
-type Json = Record<string, unknown>;
-
-async function json(res: Response): Promise<Json> {
-  return (await res.json()) as Json;
-}
-
-async function expectError(res: Response, status: number, code: string): Promise<Json> {
-  expect(res.status).toBe(status);
-  const body = await json(res);
-  expect(body['status_code']).toBe(status);
-  expect(body['is_gateway_error']).toBe(true);
-  const err = body['error'] as Json;
-  expect(err['code']).toBe(code);
-  return err;
-}
 
 async function total(): Promise<unknown> {
   return (await json(await gw.admin(PATH)))['total'];
@@ -67,12 +52,12 @@ describe(PATH, () => {
 
     // A team that is a rule's scope cannot be deleted while the rule names it.
     const delTeam = await gw.admin(`/api/governance/teams/${teamId}`, { method: 'DELETE' });
-    expect(String((await expectError(delTeam, 409, 'conflict'))['message'])).toContain(RULE.name);
+    expect(String((await expectApiError(delTeam, 409, 'conflict'))['message'])).toContain(RULE.name);
 
     const del = await gw.admin(`${PATH}/${id}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     expect(await json(del)).toEqual({ deleted: id });
-    await expectError(await gw.admin(`${PATH}/${id}`), 404, 'not_found');
+    await expectApiError(await gw.admin(`${PATH}/${id}`), 404, 'not_found');
     expect(await total()).toBe(0);
   });
 
@@ -84,7 +69,7 @@ describe(PATH, () => {
       ['request.message_count', /bool/],
     ];
     for (const [condition, message] of cases) {
-      const err = await expectError(
+      const err = await expectApiError(
         await gw.admin(PATH, { method: 'POST', body: { ...RULE, condition } }),
         400,
         'invalid_request',
@@ -117,7 +102,7 @@ describe(PATH, () => {
       [{ ...RULE, when: 'always' }, 'when'],
     ];
     for (const [body, field] of cases) {
-      const err = await expectError(await gw.admin(PATH, { method: 'POST', body }), 400, 'invalid_request');
+      const err = await expectApiError(await gw.admin(PATH, { method: 'POST', body }), 400, 'invalid_request');
       expect(String(err['message']), JSON.stringify(body)).toContain(field);
     }
     expect(await total()).toBe(0);
@@ -126,22 +111,22 @@ describe(PATH, () => {
   it('refuses duplicate names with 409, bad replacements with 400 and unknown ids with 404', async () => {
     const a = await json(await gw.admin(PATH, { method: 'POST', body: { ...RULE, name: 'a' } }));
     await gw.admin(PATH, { method: 'POST', body: { ...RULE, name: 'b' } });
-    await expectError(await gw.admin(PATH, { method: 'POST', body: { ...RULE, name: 'a' } }), 409, 'conflict');
+    await expectApiError(await gw.admin(PATH, { method: 'POST', body: { ...RULE, name: 'a' } }), 409, 'conflict');
     const id = String(a['id']);
-    await expectError(
+    await expectApiError(
       await gw.admin(`${PATH}/${id}`, { method: 'PUT', body: { ...RULE, name: 'b' } }),
       409,
       'conflict',
     );
-    await expectError(
+    await expectApiError(
       await gw.admin(`${PATH}/${id}`, { method: 'PUT', body: { ...RULE, name: 'a', condition: '(' } }),
       400,
       'invalid_request',
     );
     expect(await json(await gw.admin(`${PATH}/${id}`))).toEqual(a);
-    await expectError(await gw.admin(`${PATH}/nope`), 404, 'not_found');
-    await expectError(await gw.admin(`${PATH}/nope`, { method: 'PUT', body: RULE }), 404, 'not_found');
-    await expectError(await gw.admin(`${PATH}/nope`, { method: 'DELETE' }), 404, 'not_found');
+    await expectApiError(await gw.admin(`${PATH}/nope`), 404, 'not_found');
+    await expectApiError(await gw.admin(`${PATH}/nope`, { method: 'PUT', body: RULE }), 404, 'not_found');
+    await expectApiError(await gw.admin(`${PATH}/nope`, { method: 'DELETE' }), 404, 'not_found');
     expect(await total()).toBe(2);
   });
 });

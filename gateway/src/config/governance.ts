@@ -7,6 +7,7 @@ import { OwnerInput } from '../state/services/governance/owners.ts';
 import { PricingOverrideInput } from '../state/services/governance/pricing-overrides.ts';
 import { RoutingRuleInput } from '../state/services/governance/routing-rules.ts';
 import { stripIgnoredFields, VirtualKeyInput } from '../state/services/governance/validate.ts';
+import { isRecord } from '../util/records.ts';
 import { WILDCARD } from './allow-list.ts';
 
 const OwnerName = z.string().trim().min(1).max(128);
@@ -84,8 +85,4 @@ function widen(o: Record<string, unknown>, fields: readonly string[]): Record<st
     if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) out[f] = [WILDCARD];
   }
   return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -7,6 +7,7 @@ import { ProviderError } from '../providers/errors.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/types.ts';
 import type { Coordinator } from '../state/coord/types.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
+import { messageOf } from '../util/errors.ts';
 import { backoffMs, eligibleKeys, keyServes, pickWeighted, upstreamModel } from './keys.ts';
 
 export interface Attempt {
@@ -70,7 +71,7 @@ export class ExecFailure extends Error {
   readonly error: unknown;
   readonly outcome: ExecOutcome;
   constructor(error: unknown, outcome: ExecOutcome) {
-    super(error instanceof Error ? error.message : String(error));
+    super(messageOf(error));
     this.error = error;
     this.outcome = outcome;
   }

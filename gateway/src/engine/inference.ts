@@ -4,6 +4,7 @@
 import type { Owners } from '../governance/limits.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/logs.ts';
+import { messageOf } from '../util/errors.ts';
 import { BudgetGuard } from './budget-guard.ts';
 import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
 import type { OperationSpec, UsageSummary } from './operations.ts';
@@ -204,7 +205,7 @@ export async function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): Promi
       costNano = BudgetGuard.costOf(rt, o.provider, o.resolvedModel, f.usage, o.selectedKeyId);
     }
   } catch (err) {
-    rt.logger.error({ request_id: f.id, err: err instanceof Error ? err.message : String(err) }, 'settling failed');
+    rt.logger.error({ request_id: f.id, err: messageOf(err) }, 'settling failed');
   }
   logRequest(rt, { ...f, costNano });
 }

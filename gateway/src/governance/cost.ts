@@ -7,6 +7,7 @@
 // non-zero price never costs 0.
 
 import type { Usage } from '../schemas/chat.ts';
+import { isRecord } from '../util/records.ts';
 import type { ModelPrice } from './model.ts';
 
 /**
@@ -230,8 +231,4 @@ function bigMax(a: bigint, b: bigint): bigint {
 
 function positiveInt(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v >= 1 ? Math.floor(v) : undefined;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

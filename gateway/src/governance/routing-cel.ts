@@ -20,6 +20,7 @@
 // `"x-tier" in request.headers && request.headers["x-tier"] == "premium"`, `has(request.params.max_tokens)`.
 import { type CelEnv, type CelInput, type CelValue, celEnv, celType, isCelError, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { messageOf } from '../util/errors.ts';
 
 export type Compiled<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -104,7 +105,7 @@ export function compileWith(env: CelEnv, condition: string): Compiled<CompiledRu
   try {
     expr = parse(source).expr;
   } catch (e) {
-    return { ok: false, error: `condition: syntax error: ${message(e)}` };
+    return { ok: false, error: `condition: syntax error: ${messageOf(e)}` };
   }
   const problems: string[] = [];
   checkNames(env, expr, new Set(), problems);
@@ -113,7 +114,7 @@ export function compileWith(env: CelEnv, condition: string): Compiled<CompiledRu
   try {
     program = plan(env, expr);
   } catch (e) {
-    return { ok: false, error: `condition: ${message(e)}` };
+    return { ok: false, error: `condition: ${messageOf(e)}` };
   }
   const check = (values: RoutingBindings): Checked => {
     const result = program(values);
@@ -217,8 +218,4 @@ function celScalar(v: string | number | boolean): CelInput {
 
 function typeNameOf(v: CelValue): string {
   return String(celType(v));
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

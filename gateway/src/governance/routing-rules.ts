@@ -23,6 +23,8 @@ export {
   type RuleOutcome,
 } from './routing-cel.ts';
 
+import { isRecord } from '../util/records.ts';
+
 export interface RoutingScope {
   virtualKeyId?: string | undefined;
   teamId?: string | undefined;
@@ -198,8 +200,4 @@ function scopeApplies(rule: RoutingRule, scope: RoutingScope): boolean {
 
 function isPositive(n: number): boolean {
   return Number.isFinite(n) && n > 0;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,3 +1,4 @@
+import { messageOf } from '../util/errors.ts';
 import type { ExtraFields } from './errors.ts';
 
 /** An error on its way to the envelope, with the request's `extra_fields`. */
@@ -6,7 +7,7 @@ export class RequestError extends Error {
   readonly error: unknown;
   readonly extra: ExtraFields;
   constructor(error: unknown, extra: ExtraFields) {
-    super(error instanceof Error ? error.message : String(error));
+    super(messageOf(error));
     this.error = error;
     this.extra = extra;
   }

@@ -1,5 +1,6 @@
 // One upstream HTTP call with a timeout, mapped to ProviderError. Every provider sends through here.
 import { type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { messageOf } from '../../util/errors.ts';
 import { ProviderError } from '../errors.ts';
 import type { CallContext } from '../types.ts';
 
@@ -98,7 +99,7 @@ export function toNetworkError(err: unknown, timedOut: boolean): ProviderError {
   if (timedOut || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
     return new ProviderError('timeout', 'upstream did not answer in time', { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   return new ProviderError('network', `upstream unreachable: ${message}`, { cause: err });
 }
 

@@ -1,5 +1,7 @@
 // The in-process coordinator of the embedded default (one gateway process): the same contract as Redis.
 // The store is synchronous, so a script's local implementation runs atomically.
+
+import { messageOf } from '../../util/errors.ts';
 import { CoordError, ttlArg } from './errors.ts';
 import { INCR_SCRIPT, incrArgs, toScriptReply } from './scripts.ts';
 import { MemoryStore } from './store.ts';
@@ -56,7 +58,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
           args.map((arg) => String(arg)),
         );
       } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
+        const reason = messageOf(error);
         throw new CoordError('script_failed', `script ${script.name} failed: ${reason}`, { cause: error });
       }
       // The local implementation is written to return R; normalised as Redis would convert the Lua reply.

@@ -3,6 +3,7 @@
 // Commands fail fast while Redis is unreachable (no offline queue); both connections reconnect forever.
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { messageOf } from '../../util/errors.ts';
 import { CoordError, ttlArg } from './errors.ts';
 import { INCR_SCRIPT, incrArgs } from './scripts.ts';
 import type { Coordinator, CoordScript, Unsubscribe } from './types.ts';
@@ -37,7 +38,7 @@ function isReplyError(error: unknown): error is Error {
 
 function toCoordError(error: unknown): CoordError {
   if (error instanceof CoordError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (!isReplyError(error)) return new CoordError('unavailable', `redis unavailable: ${message}`, { cause: error });
   if (message.startsWith('WRONGTYPE')) return new CoordError('wrong_type', message, { cause: error });
   if (/not an integer|not a valid float/.test(message))
@@ -85,7 +86,7 @@ export async function openRedisCoordinator(options: RedisCoordinatorOptions): Pr
   } catch (error) {
     main.disconnect();
     sub.disconnect();
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new CoordError('connection_failed', `cannot connect to redis: ${reason}`, { cause: error });
   }
 

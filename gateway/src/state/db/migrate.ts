@@ -4,6 +4,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { messageOf } from '../../util/errors.ts';
 import { DbError } from './errors.ts';
 import type { Db, Queryable } from './types.ts';
 
@@ -100,7 +101,7 @@ async function step(tx: Queryable, migrations: readonly Migration[], known: numb
   try {
     await tx.exec(next.sql);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new DbError('migration_failed', `migration ${next.fileName} failed: ${reason}`, { cause: error });
   }
   await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [next.version, next.name]);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { formatIssues } from '../../../config/issues.ts';
 import type { RateLimit, Team } from '../../../governance/model.ts';
+import { isRecord, omit } from '../../../util/records.ts';
 import { DbError } from '../../db/errors.ts';
 import type { Db, Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
@@ -344,16 +345,6 @@ function stripReadOnly(body: unknown): unknown {
     top['budgets'] = top['budgets'].map((b) => (isRecord(b) ? omit(b, READ_ONLY_BUDGET_FIELDS) : b));
   }
   return top;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function omit(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v;
-  return out;
 }
 
 function rateLimitJson(r: RateLimit | null): string | null {

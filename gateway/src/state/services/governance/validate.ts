@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { allowList, allowListIssue, WILDCARD } from '../../../config/allow-list.ts';
 import { formatIssues } from '../../../config/issues.ts';
 import type { RateLimit } from '../../../governance/model.ts';
+import { isRecord, omit } from '../../../util/records.ts';
 import { isValueShaped, VALUE_RULE } from './virtual-keys-value.ts';
 
 /** `<count><unit>`: m minute, h hour, d day, w week, M month, Y year. */
@@ -265,14 +266,4 @@ function findCalendarAligned(top: Record<string, unknown>): string | undefined {
 
 function fail(message: string, param?: string): Validation<never> {
   return { ok: false, error: param === undefined ? { message } : { message, param } };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function omit(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v;
-  return out;
 }

@@ -2,7 +2,7 @@
 // this replica leads, one work queue and controller per kind. Events enqueue the resource and the resources
 // that depend on it (a Provider's keys, a key's VirtualKeys, a VirtualKey's Budgets, a Secret's users).
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { OwnedRowRef, State } from '@model-gateway/gateway/state';
+import type { State } from '@model-gateway/gateway/state';
 import { Controller, splitKey } from './controller/controller.ts';
 import { errorMessage } from './controller/errors.ts';
 import type { Log } from './controller/log.ts';
@@ -18,8 +18,8 @@ import { providerReconciler } from './reconcilers/provider.ts';
 import { providerKeyReconciler } from './reconcilers/provider-key.ts';
 import { type Caches, isDeleting, ownerOf, type ReconcileContext, type Resource } from './reconcilers/types.ts';
 import { virtualKeyReconciler } from './reconcilers/virtual-key.ts';
-import { nextStatus, type ReadyOutcome, type ResourceStatus, sameStatus } from './status.ts';
-import { type Watch, watchCaches } from './watch.ts';
+import { nextStatus, type ReadyOutcome, readyOf, sameStatus } from './status.ts';
+import { CACHE_OF, type Watch, watchCaches } from './watch.ts';
 
 const RECONCILERS: Record<KindName, KindReconciler> = {
   Provider: providerReconciler,
@@ -66,7 +66,8 @@ export class Manager {
       namespace: this.opts.namespace,
       log: this.opts.log,
       onChange: (kind, obj) => this.enqueue(kind, obj),
-      onSecretChange: (name) => this.enqueueSecretUsers(name),
+      onSecretChange: (name) =>
+        this.enqueueDependentsOf('Secret', { metadata: { name, namespace: this.opts.namespace } }),
     });
     await this.watch.synced;
   }
@@ -93,12 +94,12 @@ export class Manager {
           queue,
           workers: this.opts.workers ?? 2,
           resyncMs,
-          keys: () => watch.caches[cacheOf(kind)].list().map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+          keys: () => watch.caches[CACHE_OF[kind]].list().map(ownerOf),
           reconcile: (key) => this.measured(kind, key),
           log: this.opts.log,
         }),
     );
-    for (const [kind] of queues) for (const obj of watch.caches[cacheOf(kind)].list()) this.enqueue(kind, obj);
+    for (const [kind, queue] of queues) for (const obj of watch.caches[CACHE_OF[kind]].list()) queue.add(ownerOf(obj));
     const sweep = setInterval(() => void this.sweepOrphans().catch(() => undefined), resyncMs);
     void this.sweepOrphans().catch(() => undefined);
     try {
@@ -116,26 +117,16 @@ export class Manager {
     this.watch?.stop();
   }
 
+  /** The resource and everything that depends on it. */
   private enqueue(kind: KindName, obj: Resource): void {
-    const queues = this.queues;
-    const watch = this.watch;
-    if (!queues || !watch) return;
-    queues.get(kind)?.add(`${obj.metadata.namespace}/${obj.metadata.name}`);
-    for (const dep of dependents(kind, obj, watch.caches)) {
-      queues.get(dep.kind)?.add(`${dep.obj.metadata.namespace}/${dep.obj.metadata.name}`);
-    }
+    this.queues?.get(kind)?.add(ownerOf(obj));
+    this.enqueueDependentsOf(kind, obj);
   }
 
-  private enqueueSecretUsers(secretName: string): void {
+  private enqueueDependentsOf(kind: KindName | 'Secret', obj: Resource): void {
     const watch = this.watch;
     if (!watch) return;
-    for (const dep of dependents(
-      'Secret',
-      { metadata: { name: secretName, namespace: this.opts.namespace } },
-      watch.caches,
-    )) {
-      this.queues?.get(dep.kind)?.add(`${dep.obj.metadata.namespace}/${dep.obj.metadata.name}`);
-    }
+    for (const dep of dependents(kind, obj, watch.caches)) this.queues?.get(dep.kind)?.add(ownerOf(dep.obj));
   }
 
   private context(caches: Caches): ReconcileContext {
@@ -156,7 +147,7 @@ export class Manager {
 
   private async reconcile(kind: KindName, key: string): Promise<{ result: ReconcileResult; requeueAfterMs?: number }> {
     const watch = this.watch;
-    const obj = watch?.caches[cacheOf(kind)].get(splitKey(key).name);
+    const obj = watch?.caches[CACHE_OF[kind]].get(splitKey(key).name);
     if (!watch || !obj) return { result: 'deleted' };
     const ctx = this.context(watch.caches);
     const finalizers = obj.metadata.finalizers ?? [];
@@ -222,14 +213,6 @@ export class Manager {
     }
   }
 
-  private enqueueDependentsOf(kind: KindName, obj: Resource): void {
-    const watch = this.watch;
-    if (!watch) return;
-    for (const dep of dependents(kind, obj, watch.caches)) {
-      this.queues?.get(dep.kind)?.add(`${dep.obj.metadata.namespace}/${dep.obj.metadata.name}`);
-    }
-  }
-
   /**
    * Rows whose resource is gone without its finalizer running (force-removed finalizer, a CRD deleted) are
    * removed. Only rows of this namespace, and only with every cache synced.
@@ -241,32 +224,11 @@ export class Manager {
     for (const row of rows) {
       const { namespace, name } = splitKey(row.owner);
       if (namespace !== this.opts.namespace) continue;
-      if (watch.caches[cacheOf(row.kind)].get(name)) continue;
+      if (watch.caches[CACHE_OF[row.kind]].get(name)) continue;
       await this.opts.state.owned
         .deleteOwned(row)
         .then(() => this.opts.log.info({ kind: row.kind, resource: row.owner }, 'removed a row whose resource is gone'))
         .catch((err: unknown) => this.opts.log.warn({ kind: row.kind, err: errorMessage(err) }, 'sweep failed'));
     }
   }
-}
-
-function cacheOf(
-  kind: KindName | OwnedRowRef['kind'],
-): 'providers' | 'providerKeys' | 'virtualKeys' | 'budgets' | 'mcpClients' {
-  switch (kind) {
-    case 'Provider':
-      return 'providers';
-    case 'ProviderKey':
-      return 'providerKeys';
-    case 'VirtualKey':
-      return 'virtualKeys';
-    case 'Budget':
-      return 'budgets';
-    case 'MCPClient':
-      return 'mcpClients';
-  }
-}
-
-function readyOf(status: ResourceStatus | undefined) {
-  return status?.conditions?.find((c) => c.type === 'Ready');
 }

@@ -20,7 +20,7 @@ export function nextStatus(
   outcome: ReadyOutcome,
   now: Date,
 ): ResourceStatus {
-  const previous = current?.conditions?.find((c) => c.type === 'Ready');
+  const previous = readyOf(current);
   const status = outcome.ready ? 'True' : 'False';
   const reason = outcome.ready ? Reason.Ready : outcome.reason;
   const message = outcome.ready ? 'synced to the gateway' : outcome.message;
@@ -60,6 +60,11 @@ function canonical(value: unknown): string {
 
 /** Ready=True for the generation the resource has now. */
 export function isReady(obj: { metadata: { generation?: number }; status?: ResourceStatus }): boolean {
-  const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = readyOf(obj.status);
   return ready?.status === 'True' && obj.status?.observedGeneration === obj.metadata.generation;
+}
+
+/** The Ready condition of a status, when there is one. */
+export function readyOf(status: ResourceStatus | undefined): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === 'Ready');
 }

@@ -23,7 +23,8 @@ export interface WatchOptions {
   onSecretChange(name: string): void;
 }
 
-const CACHE_OF: Record<KindName, keyof Omit<Caches, 'secrets'>> = {
+/** The cache of each kind. */
+export const CACHE_OF: Record<KindName, keyof Omit<Caches, 'secrets'>> = {
   Provider: 'providers',
   ProviderKey: 'providerKeys',
   VirtualKey: 'virtualKeys',

@@ -137,14 +137,14 @@ async function resolveValue(obj: Resource, spec: VirtualKeySpec, ctx: ReconcileC
   const existing = ctx.caches.secrets.get(secretName);
   if (existing) {
     const owned = existing.metadata.ownerReferences?.some((o) => o.uid === obj.metadata.uid);
-    const encoded = existing.data?.[GENERATED_VALUE_KEY];
-    if (!owned || encoded === undefined) {
+    const read = readSecretKey(ctx.caches.secrets, { name: secretName, key: GENERATED_VALUE_KEY });
+    if (!owned || !read.ok) {
       return {
         ok: false,
         outcome: notReady(Reason.Conflict, `Secret ${secretName} exists but was not generated for this VirtualKey`),
       };
     }
-    return { ok: true, value: Buffer.from(encoded, 'base64').toString('utf8'), secretName };
+    return { ok: true, value: read.value, secretName };
   }
   const value = generateVirtualKeyValue();
   const created = await ctx.secrets.createOwnedSecret(obj, 'VirtualKey', secretName, { [GENERATED_VALUE_KEY]: value });

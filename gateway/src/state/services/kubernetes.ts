@@ -26,6 +26,10 @@ export interface OwnedRowRef {
   owner: string;
 }
 
+const PROVIDER_ROW = 'SELECT source, owner_ref, applied_hash FROM providers WHERE name = $1';
+const PROVIDER_KEY_ROW = 'SELECT provider, source, owner_ref, applied_hash FROM provider_keys WHERE id = $1';
+const VIRTUAL_KEY_ROW = 'SELECT source, owner_ref, applied_hash FROM virtual_keys WHERE id = $1';
+
 export interface OwnedResourcesDeps {
   db: Db;
   providers: ProviderService;
@@ -41,7 +45,7 @@ export class OwnedResources {
   /** Creates or updates provider `name` from a Provider resource (`owner` is `namespace/name`). */
   async applyProvider(owner: string, name: string, body: Record<string, unknown>): Promise<ApplyOutcome> {
     const actor = kubernetes(owner);
-    const row = await this.row('SELECT source, owner_ref, applied_hash FROM providers WHERE name = $1', name);
+    const row = await this.row(PROVIDER_ROW, name);
     if (row) {
       claim(row, owner, `provider ${name}`, 'Provider');
       if (matches(row.applied_hash, body)) return 'unchanged';
@@ -55,7 +59,7 @@ export class OwnedResources {
 
   /** Removes provider `name` (and its keys) when `owner` owns it; anything else is left alone. */
   async deleteProvider(owner: string, name: string): Promise<void> {
-    const row = await this.row('SELECT source, owner_ref, applied_hash FROM providers WHERE name = $1', name);
+    const row = await this.row(PROVIDER_ROW, name);
     if (row?.owner_ref !== owner) return;
     await this.deps.providers.delete(name, kubernetes(owner)).catch(ignoreNotFound);
   }
@@ -72,10 +76,7 @@ export class OwnedResources {
   ): Promise<ApplyOutcome> {
     const actor = kubernetes(owner);
     const digestOf = { provider, ...body };
-    const row = await this.row<OwnedRow & { provider: string }>(
-      'SELECT provider, source, owner_ref, applied_hash FROM provider_keys WHERE id = $1',
-      id,
-    );
+    const row = await this.row<OwnedRow & { provider: string }>(PROVIDER_KEY_ROW, id);
     if (row) claim(row, owner, `provider key ${id}`, 'ProviderKey');
     if (row && row.provider === provider) {
       if (matches(row.applied_hash, digestOf)) return 'unchanged';
@@ -89,10 +90,7 @@ export class OwnedResources {
   }
 
   async deleteProviderKey(owner: string, id: string): Promise<void> {
-    const row = await this.row<OwnedRow & { provider: string }>(
-      'SELECT provider, source, owner_ref, applied_hash FROM provider_keys WHERE id = $1',
-      id,
-    );
+    const row = await this.row<OwnedRow & { provider: string }>(PROVIDER_KEY_ROW, id);
     if (row?.owner_ref !== owner) return;
     await this.deps.providers.deleteKey(row.provider, id, kubernetes(owner)).catch(ignoreNotFound);
   }
@@ -106,7 +104,7 @@ export class OwnedResources {
     const actor = kubernetes(owner);
     // Checked before any write, so a bad value never leaves the key half-updated.
     if (!isValueShaped(body.value)) throw new StateError('invalid', `value: ${VALUE_RULE}`, 'value');
-    const row = await this.row('SELECT source, owner_ref, applied_hash FROM virtual_keys WHERE id = $1', id);
+    const row = await this.row(VIRTUAL_KEY_ROW, id);
     if (row) {
       claim(row, owner, `virtual key ${id}`, 'VirtualKey');
       if (matches(row.applied_hash, body)) return 'unchanged';
@@ -121,7 +119,7 @@ export class OwnedResources {
   }
 
   async deleteVirtualKey(owner: string, id: string): Promise<void> {
-    const row = await this.row('SELECT source, owner_ref, applied_hash FROM virtual_keys WHERE id = $1', id);
+    const row = await this.row(VIRTUAL_KEY_ROW, id);
     if (row?.owner_ref !== owner) return;
     await this.deps.virtualKeys.delete(id, kubernetes(owner)).catch(ignoreNotFound);
   }

@@ -1,6 +1,6 @@
 // Request logs are written in batches; a batch whose commit was acknowledged too late is retried without
 // duplicating rows. Real database (PGlite in memory, the embedded default's driver).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LogWriter } from '../../src/plugins/logging/writer.ts';
 import { migrate } from '../../src/state/db/migrate.ts';
 import { openDb } from '../../src/state/db/open.ts';
@@ -105,6 +105,27 @@ describe('request log writer', () => {
     expect(writer.pending).toBe(30);
     await writer.flush();
     expect(writer.pending).toBe(30);
+  });
+
+  it('reuses a written chunk instead of allocating a new buffer, and stores no bytes of the previous batch', async () => {
+    const alloc = vi.spyOn(Buffer, 'allocUnsafeSlow');
+    try {
+      const writer = new LogWriter(new LogStore(db), { flushIntervalMs: 10_000 });
+      for (let i = 0; i < 10; i++) {
+        // A long row, then a short one written into the same reused buffer.
+        writer.push({ ...entry(`r${i}`), selected_key_name: i % 2 === 0 ? 'x'.repeat(2000) : 'short' });
+        await writer.flush();
+      }
+      expect(alloc).toHaveBeenCalledTimes(1);
+      const { rows } = await db.query<{ id: string; selected_key_name: string }>(
+        `SELECT id, selected_key_name FROM request_logs WHERE id LIKE 'r%' ORDER BY id`,
+      );
+      expect(rows.map((r) => r.id)).toEqual([...Array(10).keys()].map((i) => `r${i}`));
+      expect(rows.map((r) => r.selected_key_name.length)).toEqual([2000, 5, 2000, 5, 2000, 5, 2000, 5, 2000, 5]);
+      await writer.close();
+    } finally {
+      alloc.mockRestore();
+    }
   });
 
   it('keeps rows pushed while a write is in flight, and writes them next', async () => {

@@ -17,6 +17,8 @@ export interface LogWriterOptions {
 }
 
 const CHUNK_BYTES = 256 * 1024;
+/** Written chunks kept for reuse: a buffer freed to the GC stays mapped until a full collection finds it. */
+const SPARE_CHUNKS = 4;
 
 interface Chunk {
   buf: Buffer;
@@ -30,6 +32,8 @@ export class LogWriter {
   private bytes = 0;
   /** The chunk being written, removed from `chunks` only once stored. */
   private inFlight: Chunk | undefined;
+  /** Emptied chunks of the standard size, reused before a new buffer is allocated. */
+  private readonly spare: Chunk[] = [];
   private readonly store: LogStore;
   private readonly flushIntervalMs: number;
   private readonly maxBatch: number;
@@ -70,7 +74,7 @@ export class LogWriter {
       chunk.rows >= this.maxBatch ||
       chunk.used + room > chunk.buf.length
     ) {
-      chunk = { buf: Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, room)), used: 0, rows: 0 };
+      chunk = this.newChunk(room);
       this.chunks.push(chunk);
       this.bytes += chunk.buf.length;
       if (this.bytes > this.maxBufferedBytes) this.dropOldest();
@@ -78,6 +82,21 @@ export class LogWriter {
     chunk.used += chunk.buf.write(line, chunk.used);
     chunk.rows++;
     this.schedule(this.flushIntervalMs);
+  }
+
+  private newChunk(room: number): Chunk {
+    if (room <= CHUNK_BYTES) {
+      const reused = this.spare.pop();
+      if (reused) return reused;
+    }
+    return { buf: Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, room)), used: 0, rows: 0 };
+  }
+
+  private recycle(chunk: Chunk): void {
+    if (chunk.buf.length !== CHUNK_BYTES || this.spare.length >= SPARE_CHUNKS) return;
+    chunk.used = 0;
+    chunk.rows = 0;
+    this.spare.push(chunk);
   }
 
   private dropOldest(): void {
@@ -91,6 +110,7 @@ export class LogWriter {
       this.dropped += old.rows;
       this.onDropped?.(old.rows);
       this.onError?.(new Error(`request log queue full: ${old.rows} oldest rows dropped`), old.rows);
+      this.recycle(old);
     }
   }
 
@@ -133,6 +153,7 @@ export class LogWriter {
       // Rows pushed while the write ran went to a new chunk, so this one is exactly what was stored.
       if (this.chunks[0] === chunk) this.chunks.shift();
       this.bytes -= chunk.buf.length;
+      this.recycle(chunk);
     }
   }
 

@@ -107,11 +107,16 @@ export class BudgetGuard {
     this.headers = rateHeaders(plan, res.rateCounts, now);
   }
 
-  /** Charges the real cost (durably, then in the coordinator) and frees the reservation. */
-  async settle(usage: Usage | undefined, keyId: string | undefined): Promise<number | undefined> {
+  /**
+   * Prices the request and starts charging the real cost (durably, then in the coordinator) and freeing the
+   * reservation. The cost is known at once, for the log; `done` settles when the charge is stored. Nothing of
+   * the request but the charge itself is kept while it is written, so a settling request's body, routing and
+   * guard are garbage as soon as the response is sent.
+   */
+  settle(usage: Usage | undefined, keyId: string | undefined): { costNano: number | undefined; done: Promise<void> } {
     const held = this.held;
     this.held = undefined;
-    if (!held) return undefined;
+    if (!held) return { costNano: undefined, done: Promise.resolve() };
     const price = keyId
       ? (this.rt.prices.lookup(
           held.cand.provider,
@@ -133,10 +138,16 @@ export class BudgetGuard {
       // No usage reported (a stream cut short): charge what was reserved rather than nothing.
       cost = held.amountNano;
     }
-    if (held.plan.budgets.length > 0 || held.plan.tokenRates.length > 0) {
-      const tokens = usage?.total_tokens ?? 0;
-      const result = await this.rt.state.counters.settle({
-        requestId: this.requestId,
+    const costNanoOut = price ? cost : undefined;
+    if (held.plan.budgets.length === 0 && held.plan.tokenRates.length === 0) {
+      return { costNano: costNanoOut, done: Promise.resolve() };
+    }
+    const tokens = usage?.total_tokens ?? 0;
+    const requestId = this.requestId;
+    const logger = this.rt.logger;
+    const done = this.rt.state.counters
+      .settle({
+        requestId,
         now: this.rt.now(),
         budgets: held.plan.budgets.map((b) => ({ ...b, costNano: cost })),
         tokens: held.plan.tokenRates.map((r) => ({
@@ -146,12 +157,12 @@ export class BudgetGuard {
           windowEndMs: r.windowEndMs,
           tokens,
         })),
+      })
+      .then((result) => {
+        if (!result.durable)
+          logger.error({ request_id: requestId, err: String(result.error) }, 'charge not yet durable');
       });
-      if (!result.durable) {
-        this.rt.logger.error({ request_id: this.requestId, err: String(result.error) }, 'charge not yet durable');
-      }
-    }
-    return price ? cost : undefined;
+    return { costNano: costNanoOut, done };
   }
 
   /** Frees the reservation without a charge (the candidate failed before any cost). */

@@ -188,10 +188,10 @@ export function logRequest(rt: Runtime, f: LogFields): void {
 }
 
 /**
- * After the response: charge the real cost (governed requests) or price it for the log, then log.
- * Runs after the answer left, so the caller never waits for it.
+ * After the response: charge the real cost (governed requests) or price it for the log, then log. Runs after
+ * the answer left, so the caller never waits for it; the charge completes in the background (see settle).
  */
-export async function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): Promise<void> {
+export function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): void {
   let costNano: number | undefined;
   try {
     const guard = f.prepared?.guard;
@@ -199,8 +199,13 @@ export async function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): Promi
     if (guard && !guard.idle) {
       // A stream that started and then broke (or was abandoned) produced output: it is charged (its
       // reservation when no usage arrived); a request that failed before any answer is released.
-      if (f.error === undefined || f.started) costNano = await guard.settle(f.usage, o?.selectedKeyId || undefined);
-      else await guard.release();
+      if (f.error === undefined || f.started) {
+        const settled = guard.settle(f.usage, o?.selectedKeyId || undefined);
+        costNano = settled.costNano;
+        reportSettleFailure(rt, f.id, settled.done);
+      } else {
+        reportSettleFailure(rt, f.id, guard.release());
+      }
     } else if (o && (f.error === undefined || f.started)) {
       costNano = BudgetGuard.costOf(rt, o.provider, o.resolvedModel, f.usage, o.selectedKeyId);
     }
@@ -208,6 +213,11 @@ export async function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): Promi
     rt.logger.error({ request_id: f.id, err: messageOf(err) }, 'settling failed');
   }
   logRequest(rt, { ...f, costNano });
+}
+
+/** Only the request id is kept while the settlement runs. */
+function reportSettleFailure(rt: Runtime, requestId: string, done: Promise<void>): void {
+  done.catch((err: unknown) => rt.logger.error({ request_id: requestId, err: messageOf(err) }, 'settling failed'));
 }
 
 export function outcomeOfError(err: unknown): ExecOutcome | undefined {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, hash, randomUUID } from 'node:crypto';
 
 export function newId(): string {
   return randomUUID();
@@ -10,8 +10,9 @@ export function stableId(...parts: string[]): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** One-shot: no Hash object per call (virtual keys are hashed on every request). */
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex');
+  return hash('sha256', s, 'hex');
 }
 
 /**

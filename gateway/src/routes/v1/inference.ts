@@ -76,7 +76,7 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
     };
     let prepared: Prepared | undefined;
     const done: Finish = (outcome, statusCode, usage, error, started) =>
-      void finish(rt, {
+      finish(rt, {
         id,
         requestType: def.spec.requestType,
         model: body.model,

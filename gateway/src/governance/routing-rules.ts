@@ -1,26 +1,17 @@
 // Routing rules: which rule applies to a request (scope, priority, CEL condition from routing-cel.ts), and
 // the weighted choice among its targets.
+// The CEL library itself is loaded on first need (cel-module.ts); this module only imports its types.
+import { loadedCel } from './cel-module.ts';
 import type { RoutingRule, RoutingTarget } from './model.ts';
-import {
-  type Compiled,
-  type CompiledRule,
-  celBindings,
-  compileWith,
-  type Identity,
-  newEnv,
-  type RoutingBindings,
-  type RoutingInput,
-} from './routing-cel.ts';
+import type { Compiled, CompiledRule, Identity, RoutingBindings, RoutingInput } from './routing-cel.ts';
 
-export {
-  type Compiled,
-  type CompiledRule,
-  celBindings,
-  compileCondition,
-  type Identity,
-  type RoutingBindings,
-  type RoutingInput,
-  type RuleOutcome,
+export type {
+  Compiled,
+  CompiledRule,
+  Identity,
+  RoutingBindings,
+  RoutingInput,
+  RuleOutcome,
 } from './routing-cel.ts';
 
 import { isRecord } from '../util/records.ts';
@@ -59,7 +50,7 @@ const HIDDEN_HEADERS = new Set([
  * when the rule's condition changes; one instance per Runtime.
  */
 export class RoutingRuleEngine {
-  readonly #env = newEnv();
+  #env: ReturnType<NonNullable<ReturnType<typeof loadedCel>>['newEnv']> | undefined;
   readonly #compiled = new Map<string, { condition: string; result: Compiled<CompiledRule> }>();
   readonly #ordered = new WeakMap<readonly RoutingRule[], RoutingRule[]>();
 
@@ -77,7 +68,7 @@ export class RoutingRuleEngine {
         errors.push({ rule_id: rule.id, rule_name: rule.name, error: compiled.error });
         continue;
       }
-      values ??= celBindings(request);
+      values ??= this.#cel().celBindings(request);
       const outcome = compiled.value.run(values);
       if (!outcome.ok) errors.push({ rule_id: rule.id, rule_name: rule.name, error: outcome.error });
       else if (outcome.matched) return { rule, errors };
@@ -91,10 +82,19 @@ export class RoutingRuleEngine {
     for (const id of this.#compiled.keys()) if (!ids.has(id)) this.#compiled.delete(id);
   }
 
+  /** The CEL module: loaded before any rule reaches the read model (see cel-module.ts). */
+  #cel(): NonNullable<ReturnType<typeof loadedCel>> {
+    const cel = loadedCel();
+    if (!cel) throw new Error('routing rules evaluated before the CEL module was loaded (call loadCel first)');
+    return cel;
+  }
+
   #compile(rule: RoutingRule): Compiled<CompiledRule> {
     const cached = this.#compiled.get(rule.id);
     if (cached && cached.condition === rule.condition) return cached.result;
-    const result = compileWith(this.#env, rule.condition);
+    const cel = this.#cel();
+    this.#env ??= cel.newEnv();
+    const result = cel.compileWith(this.#env, rule.condition);
     this.#compiled.set(rule.id, { condition: rule.condition, result });
     return result;
   }

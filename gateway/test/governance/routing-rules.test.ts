@@ -1,12 +1,23 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadCel, loadedCel } from '../../src/governance/cel-module.ts';
 import type { RoutingRule, RoutingTarget } from '../../src/governance/model.ts';
-import {
-  compileCondition,
-  pickTarget,
-  type RoutingInput,
-  RoutingRuleEngine,
-  routingInput,
-} from '../../src/governance/routing-rules.ts';
+import { compileCondition } from '../../src/governance/routing-cel.ts';
+import { pickTarget, type RoutingInput, RoutingRuleEngine, routingInput } from '../../src/governance/routing-rules.ts';
+
+describe('loading the CEL library', () => {
+  it('is not loaded by the routing-rule engine module, only on first need', async () => {
+    // This file imported routing-cel.ts itself, so check the rule engine module's own imports instead.
+    const { readFileSync } = await import('node:fs');
+    const source = readFileSync(new URL('../../src/governance/routing-rules.ts', import.meta.url), 'utf8');
+    expect(source).not.toMatch(/^import (?!type)[^;]*from '(\.\/routing-cel\.ts|@bufbuild\/cel)/m);
+    await loadCel();
+    expect(loadedCel()).toBeDefined();
+  });
+});
+
+beforeAll(async () => {
+  await loadCel();
+});
 
 const input = (over: Partial<RoutingInput> = {}): RoutingInput => ({
   ...routingInput(

@@ -1,5 +1,6 @@
 // The governance read model from the tables: virtual keys (with provider configs and budgets), teams, customers,
 // pricing overrides and routing rules. The snapshot calls it on every `governance` change event.
+import { loadCel } from '../../../governance/cel-module.ts';
 import type { GovernanceModel, VirtualKey } from '../../../governance/model.ts';
 import type { Db, Queryable } from '../../db/types.ts';
 import { readOwnerModels } from './owners.ts';
@@ -15,12 +16,15 @@ export async function loadGovernance(q: Queryable): Promise<GovernanceModel> {
     virtualKeysByHash.set(row.value_hash, key);
     virtualKeysById.set(key.id, key);
   }
+  const routingRules = await readRoutingRules(q);
+  // Rules are evaluated synchronously on the request path: the CEL library must be there first.
+  if (routingRules.length > 0) await loadCel();
   return {
     virtualKeysByHash,
     virtualKeysById,
     teams: await readOwnerModels(q, 'team'),
     customers: await readOwnerModels(q, 'customer'),
-    routingRules: await readRoutingRules(q),
+    routingRules,
     pricingOverrides: await readPricingOverrides(q),
   };
 }

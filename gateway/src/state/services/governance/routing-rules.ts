@@ -1,8 +1,8 @@
 // Routing rules: a CEL condition over the request sends matching requests to weighted targets, with
 // fallbacks. validate (the condition is compiled on write) -> check scope -> write in a transaction -> publish.
 import { z } from 'zod';
+import { loadCel } from '../../../governance/cel-module.ts';
 import type { RoutingRule } from '../../../governance/model.ts';
-import { compileCondition } from '../../../governance/routing-rules.ts';
 import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import { newId, stableId } from '../../ids.ts';
@@ -87,7 +87,7 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
   }
 
   async create(body: unknown): Promise<Record<string, unknown>> {
-    const input = this.parse(body);
+    const input = await this.parse(body);
     const id = input.id ?? newId();
     return this.createRow(id, input, async (tx) => {
       const clash = await tx.query<{ name: string }>('SELECT name FROM routing_rules WHERE id = $1 OR name = $2', [
@@ -104,7 +104,7 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
 
   /** PUT: replaces every field. */
   async update(id: string, body: unknown): Promise<Record<string, unknown>> {
-    return this.replaceRow(id, this.parse(body), (tx, input) => this.checkScope(tx, input));
+    return this.replaceRow(id, await this.parse(body), (tx, input) => this.checkScope(tx, input));
   }
 
   /**
@@ -113,7 +113,7 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
    * the same name under another id was made through the API and is left alone. Returns the rule's id.
    */
   async applyConfig(body: unknown): Promise<string> {
-    const input = this.parse(body);
+    const input = await this.parse(body);
     const wanted = input.id ?? stableId('routing_rule', input.name);
     return this.change(async (tx) => {
       const { rows } = await tx.query<{ id: string }>(
@@ -133,8 +133,9 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
   }
 
   /** Shape, then the CEL condition, then providers against the catalog: all without I/O. */
-  private parse(body: unknown): RoutingRuleInput {
+  private async parse(body: unknown): Promise<RoutingRuleInput> {
     const input = parseBody(RoutingRuleInput, body);
+    const { compileCondition } = await loadCel();
     const compiled = compileCondition(input.condition);
     if (!compiled.ok) {
       const message = compiled.error.startsWith('condition:') ? compiled.error : `condition: ${compiled.error}`;

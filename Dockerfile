@@ -18,4 +18,4 @@ RUN mkdir -p /data && chown -R node:node /data
 USER node
 EXPOSE 8080
 STOPSIGNAL SIGTERM
-CMD ["node", "--max-semi-space-size=8", "gateway/src/main.ts"]
+CMD ["gateway/bin/gateway"]

@@ -10,9 +10,9 @@ node_modules/.installed: package.json package-lock.json gateway/package.json ope
 
 install: node_modules/.installed
 
-# --max-semi-space-size=8: a capped young generation keeps RSS ~80 MB lower under load at no CPU cost (docs/benchmarks.md).
+# gateway/bin/gateway: node with the memory settings the gateway ships with (see the script).
 run: install
-	node --max-semi-space-size=8 gateway/src/main.ts
+	gateway/bin/gateway
 
 test: install
 	vitest run

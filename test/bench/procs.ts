@@ -71,8 +71,14 @@ export interface Spawned {
   lines: number;
 }
 
-export function spawnQuiet(args: string[], env: Record<string, string>, cwd: string): Spawned {
-  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, cwd, stdio: 'pipe' });
+/** Runs `command` (default: this Node) with `args`, keeping only the last lines of its output. */
+export function spawnQuiet(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  command: string = process.execPath,
+): Spawned {
+  const proc = spawn(command, args, { env: { ...process.env, ...env }, cwd, stdio: 'pipe' });
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
   const spawned: Spawned = { proc, pid: proc.pid ?? -1, tail: [], lines: 0 };

@@ -27,8 +27,8 @@ const HEALTH_TIMEOUT_MS = 20_000;
 /** GATEWAY_ADMIN_API_KEY of the bench's gateway (loopback only, thrown away with it). */
 export const ADMIN_KEY = 'bench-admin-key-123';
 
-/** Node flags the gateway ships with (see Makefile and Dockerfile). */
-export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=8'];
+/** The launcher the gateway ships with (make run, the image, the chart): its node flags and MALLOC_ARENA_MAX. */
+const LAUNCHER = 'gateway/bin/gateway';
 
 export async function startGateway(o: GatewayOptions): Promise<Started> {
   const configPath = path.join(o.dir, 'config.json');
@@ -42,11 +42,13 @@ export async function startGateway(o: GatewayOptions): Promise<Started> {
     },
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
-  // The gateway runs as it is shipped (Makefile `run`, Dockerfile): with a capped young generation.
-  const nodeArgs = [...GATEWAY_NODE_FLAGS, ...(o.profDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profDir}`] : [])];
+  // The gateway runs as it is shipped, through its launcher (which execs node: same pid). This Node's directory
+  // goes first on PATH so the launcher finds the same Node 24; profiling flags travel in NODE_OPTIONS.
   const gateway = spawnQuiet(
-    [...nodeArgs, 'gateway/src/main.ts'],
+    [],
     {
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+      ...(o.profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${o.profDir}` } : {}),
       GATEWAY_PORT: String(o.port),
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_DATA_DIR: path.join(o.dir, 'data'),
@@ -59,6 +61,7 @@ export async function startGateway(o: GatewayOptions): Promise<Started> {
       GATEWAY_REDIS_PREFIX: '',
     },
     o.root,
+    path.join(o.root, LAUNCHER),
   );
   const origin = `http://127.0.0.1:${o.port}`;
   const fail = async (reason: string): Promise<Started> => {

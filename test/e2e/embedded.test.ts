@@ -1,14 +1,15 @@
 // The embedded default as `make run` starts it: one process, PGlite under GATEWAY_DATA_DIR, in-process
 // coordination, a generated admin key printed once.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { startGatewayProcess } from '../harness/gateway-process.ts';
 import { freePort } from '../harness/ports.ts';
+import { waitFor } from '../harness/wait.ts';
 
 let dataDir: string;
 let fake: OpenAIFake;
@@ -88,5 +89,47 @@ describe('embedded default', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
     expect(err).toContain('providers.openai.keys[0].models');
+  });
+});
+
+describe('launcher (gateway/bin/gateway: make run, npm start, the image and the chart)', () => {
+  it('execs node with the memory settings (same pid, so signals reach the gateway) and drains on SIGTERM', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gw-launcher-'));
+    const port = await freePort();
+    const child = spawn(join(process.cwd(), 'gateway/bin/gateway'), [], {
+      env: {
+        ...process.env,
+        PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
+        MALLOC_ARENA_MAX: '',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_PORT: String(port),
+        GATEWAY_DATA_DIR: dir,
+        GATEWAY_ADMIN_API_KEY: 'launcher-admin-key',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const healthy = () =>
+        fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      await waitFor(healthy, 30_000, 'the launched gateway');
+      // exec: the launcher's pid is node's, running main.ts with the shipped flags.
+      const argv = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
+      expect(argv.slice(1, 3)).toEqual(['--max-semi-space-size=8', '--heap-growing-percent=50']);
+      expect(argv[3]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
+      const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
+      // An empty MALLOC_ARENA_MAX counts as unset: the launcher's default applies.
+      expect(environ).toContain('MALLOC_ARENA_MAX=2');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

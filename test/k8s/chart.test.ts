@@ -130,7 +130,7 @@ describe('what the chart renders by default', () => {
               {
                 name: 'gateway',
                 image: 'model-gateway:0.1.0',
-                command: ['node', '--max-semi-space-size=8', 'gateway/src/main.ts'],
+                command: ['gateway/bin/gateway'],
                 ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
                 livenessProbe: { httpGet: { path: '/health', port: 'http' } },
                 readinessProbe: { httpGet: { path: '/ready', port: 'http' } },

@@ -1,6 +1,6 @@
 // One JSON call to an OpenAI-style route: build the request from the endpoints, send, read the JSON answer.
 import { ProviderError } from '../errors.ts';
-import { bodyReadError, send } from '../shared/http.ts';
+import { sendForText } from '../shared/http.ts';
 import type { CallContext } from '../types.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints, RouteContext } from './endpoints.ts';
 import { embeddedError, parseOpenAIError } from './errors.ts';
@@ -15,17 +15,11 @@ export async function callJson<T>(
   body: string | undefined,
   looksRight: (v: Record<string, unknown>) => boolean,
 ): Promise<T> {
-  const res = await send(
+  const text = await sendForText(
     ctx,
     { method: body === undefined ? 'GET' : 'POST', url: ep.url(route, ctx), headers: ep.headers(ctx.key), body },
     parseOpenAIError,
   );
-  let text: string;
-  try {
-    text = await res.body.text();
-  } catch (err) {
-    throw bodyReadError(err);
-  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -120,8 +120,12 @@ describe('launcher (gateway/bin/gateway: make run, npm start, the image and the 
       await waitFor(healthy, 30_000, 'the launched gateway');
       // exec: the launcher's pid is node's, running main.ts with the shipped flags.
       const argv = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
-      expect(argv.slice(1, 3)).toEqual(['--max-semi-space-size=8', '--heap-growing-percent=50']);
-      expect(argv[3]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
+      expect(argv.slice(1, 4)).toEqual([
+        '--max-semi-space-size=8',
+        '--heap-growing-percent=50',
+        '--no-allocation-site-pretenuring',
+      ]);
+      expect(argv[4]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
       const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
       // An empty MALLOC_ARENA_MAX counts as unset: the launcher's default applies.
       expect(environ).toContain('MALLOC_ARENA_MAX=2');

@@ -158,6 +158,16 @@ describe('request ids', () => {
     expect(a < b).toBe(true);
     expect(a.slice(0, 13)).toBe('018bcfe5-6800');
   });
+
+  it('carry 74 random bits: many ids in the same millisecond are all distinct and well-formed', async () => {
+    const { timeOrderedId } = await import('../../src/state/ids.ts');
+    const ids = Array.from({ length: 5000 }, () => timeOrderedId(1_700_000_000_000));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^018bcfe5-6800-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Every random hex digit position takes many values (the bytes are really used).
+    const digits = new Set(ids.map((id) => id[30]));
+    expect(digits.size).toBe(16);
+  });
 });
 
 const COPY_DRIVERS = [

@@ -81,17 +81,21 @@ type Mode = 'pool' | 'pinned' | 'sticky';
 
 export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {
   const trail: Attempt[] = [];
-  const triedKeys = new Set<string>();
   let lastError: unknown;
-  let last = {
-    index: 0,
-    provider: req.candidates[0]?.provider ?? '',
-    model: '',
-    key: undefined as ProviderKey | undefined,
-  };
+  let lastIndex = 0;
+  let lastProvider = req.candidates[0]?.provider ?? '';
+  let lastModel = '';
+  let lastKey: ProviderKey | undefined;
+  // Whether attempts went to more than one key (then a failure clears selected_key_*).
+  let firstKeyId: string | undefined;
+  let severalKeys = false;
   let keepKey = false;
-  for (const [index, cand] of req.candidates.entries()) {
-    last = { index, provider: cand.provider, model: cand.model, key: undefined };
+  for (let index = 0; index < req.candidates.length; index++) {
+    const cand = req.candidates[index]!;
+    lastIndex = index;
+    lastProvider = cand.provider;
+    lastModel = cand.model;
+    lastKey = undefined;
     try {
       const entry = deps.providers.get(cand.provider);
       if (!entry) {
@@ -108,16 +112,19 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
           { param: 'model' },
         );
       }
-      const { keys, mode } = await chooseKeys(deps, entry, cand, req);
+      const eligible = chooseKeys(entry, cand, req.pin);
+      const { keys, mode } = req.sessionId ? await preferSticky(deps, cand, eligible, req.sessionId) : eligible;
       if (req.admit) await req.admit(cand);
       keepKey ||= mode !== 'pool';
-      const pool = [...keys];
+      // Copied only when a 429 takes a key out of the rotation.
+      let pool = keys;
       let key = mode === 'pool' ? pickWeighted(pool, deps.random)! : pool[0]!;
       for (;;) {
-        triedKeys.add(key.id);
-        last.key = key;
+        if (firstKeyId === undefined) firstKeyId = key.id;
+        else if (key.id !== firstKeyId) severalKeys = true;
+        lastKey = key;
         const model = upstreamModel(key, cand.model);
-        last.model = model;
+        lastModel = model;
         const ctx: CallContext = {
           provider: cand.provider,
           model,
@@ -134,7 +141,7 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
         }
         lastError = r.error;
         const i = pool.indexOf(key);
-        if (r.error.rateLimited && mode !== 'pinned' && i !== -1) pool.splice(i, 1);
+        if (r.error.rateLimited && mode !== 'pinned' && i !== -1) pool = pool.filter((k) => k !== key);
         if (r.error.rateLimited && mode !== 'pinned' && pool.length > 0) {
           trail.at(-1)!.next = 'rotate';
           key = pickWeighted(pool, deps.random)!;
@@ -150,9 +157,9 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
       if (req.signal.aborted || isGovernanceDenial(err)) break;
     }
   }
-  const keepSelected = keepKey || triedKeys.size <= 1;
-  const key = keepSelected ? last.key : undefined;
-  throw new ExecFailure(lastError, outcomeOf(trail, last.index, last.provider, last.model, key, keepSelected));
+  const keepSelected = keepKey || !severalKeys;
+  const key = keepSelected ? lastKey : undefined;
+  throw new ExecFailure(lastError, outcomeOf(trail, lastIndex, lastProvider, lastModel, key, keepSelected));
 }
 
 function isGovernanceDenial(err: unknown): boolean {
@@ -207,20 +214,20 @@ function record(ctx: CallContext, key: ProviderKey, attempt: number, t0: number,
   return a;
 }
 
-async function chooseKeys(
-  deps: ExecDeps,
-  entry: ProviderEntry,
-  cand: Candidate,
-  req: ExecRequest<unknown>,
-): Promise<{ keys: ProviderKey[]; mode: Mode }> {
+interface KeyChoice {
+  keys: readonly ProviderKey[];
+  mode: Mode;
+}
+
+function chooseKeys(entry: ProviderEntry, cand: Candidate, pin: Pin | undefined): KeyChoice {
   const allowedIds = cand.keyIds;
-  if (req.pin) {
-    const key = req.pin.by === 'id' ? entry.keysById.get(req.pin.value) : entry.keysByName.get(req.pin.value);
+  if (pin) {
+    const key = pin.by === 'id' ? entry.keysById.get(pin.value) : entry.keysByName.get(pin.value);
     if (!key) {
       throw new GatewayError(
         'key_not_found',
-        `pinned key ${req.pin.by} "${req.pin.value}" is not a key of provider ${cand.provider}`,
-        { param: req.pin.by === 'id' ? 'x-gateway-key-id' : 'x-gateway-key-name' },
+        `pinned key ${pin.by} "${pin.value}" is not a key of provider ${cand.provider}`,
+        { param: pin.by === 'id' ? 'x-gateway-key-id' : 'x-gateway-key-name' },
       );
     }
     if (!keyServes(key, cand.model)) throw denied(cand, [key]);
@@ -247,12 +254,15 @@ async function chooseKeys(
   }
   const keys = eligibleKeys(pool, cand.model);
   if (keys.length === 0) throw denied(cand, pool);
-  if (req.sessionId) {
-    const stickyId = await deps.coord.get(stickyKey(cand.provider, req.sessionId));
-    const sticky = stickyId ? keys.find((k) => k.id === stickyId) : undefined;
-    if (sticky) return { keys: [sticky, ...keys.filter((k) => k !== sticky)], mode: 'sticky' };
-  }
   return { keys, mode: 'pool' };
+}
+
+/** A session's remembered key goes first (mode `sticky`) while it is still eligible. */
+async function preferSticky(deps: ExecDeps, cand: Candidate, choice: KeyChoice, session: string): Promise<KeyChoice> {
+  if (choice.mode === 'pinned') return choice;
+  const stickyId = await deps.coord.get(stickyKey(cand.provider, session));
+  const sticky = stickyId ? choice.keys.find((k) => k.id === stickyId) : undefined;
+  return sticky ? { keys: [sticky, ...choice.keys.filter((k) => k !== sticky)], mode: 'sticky' } : choice;
 }
 
 function denied(cand: Candidate, keys: ProviderKey[]): GatewayError {

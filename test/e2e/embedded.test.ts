@@ -121,7 +121,7 @@ describe('launcher (gateway/bin/gateway: make run, npm start, the image and the 
       // exec: the launcher's pid is node's, running main.ts with the shipped flags.
       const argv = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
       expect(argv.slice(1, 4)).toEqual([
-        '--max-semi-space-size=8',
+        '--max-semi-space-size=16',
         '--heap-growing-percent=50',
         '--no-allocation-site-pretenuring',
       ]);

@@ -174,3 +174,20 @@ describe.each(drivers)('ChargeStore: $name', (driver) => {
     await store.close();
   });
 });
+
+describe('charge batching window per database', () => {
+  it('is 100 ms on embedded PGlite (every INSERT runs on the event loop) and 20 ms on Postgres', async () => {
+    const { startTestGateway } = await import('../harness/gateway.ts');
+    const embedded = await startTestGateway({ backend: 'embedded' });
+    const shared = await startTestGateway();
+    try {
+      expect(embedded.rt.state.db.kind).toBe('pglite');
+      expect(embedded.rt.state.charges.batchWindowMs).toBe(100);
+      expect(shared.rt.state.db.kind).toBe('postgres');
+      expect(shared.rt.state.charges.batchWindowMs).toBe(20);
+    } finally {
+      await embedded.close();
+      await shared.close();
+    }
+  });
+});

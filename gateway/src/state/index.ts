@@ -99,7 +99,9 @@ export async function openState(opts: StateOptions): Promise<State> {
   timer.unref();
 
   const now = opts.now ?? Date.now;
-  const charges = new ChargeStore(db);
+  // Embedded PGlite runs every INSERT on the event loop: fewer, larger charge batches keep it from stalling
+  // requests (governance added p50 at 1,000 req/s: +0.16..0.22 ms at 100 ms against +0.49..0.60 ms at 20 ms).
+  const charges = new ChargeStore(db, db.kind === 'pglite' ? { batchWindowMs: 100 } : {});
   const counters = new GovernanceCounters(coord, charges);
   const usage = budgetUsageFn(counters, now);
   const catalog = opts.catalog;

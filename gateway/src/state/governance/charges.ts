@@ -52,6 +52,10 @@ function validate(charge: Charge): void {
 export class ChargeStore {
   readonly #db: Db;
   readonly #windowMs: number;
+  /** How long the first caller of a batch waits for others to join it. */
+  get batchWindowMs(): number {
+    return this.#windowMs;
+  }
   readonly #maxRows: number;
   #pending: Waiter[] = [];
   #pendingRows = 0;

@@ -149,8 +149,8 @@ export function sendForText(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBod
         else finish(upstreamError(status, text, resHeaders, parseError));
       },
       onResponseError(_c, err) {
-        // Before the status line: no answer at all; after it: a body cut off or stalled.
-        finish(status === 0 ? toNetworkError(err, timedOut) : toNetworkError(err, timedOut || isTimeoutError(err)));
+        // No answer, or a body cut off or stalled: a timeout when a deadline fired, else the network.
+        finish(toNetworkError(err, timedOut || isTimeoutError(err)));
       },
     };
     try {

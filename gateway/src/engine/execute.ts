@@ -140,8 +140,7 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
           return { value: r.value, outcome: outcomeOf(trail, index, cand.provider, model, key, true) };
         }
         lastError = r.error;
-        const i = pool.indexOf(key);
-        if (r.error.rateLimited && mode !== 'pinned' && i !== -1) pool = pool.filter((k) => k !== key);
+        if (r.error.rateLimited && mode !== 'pinned') pool = pool.filter((k) => k !== key);
         if (r.error.rateLimited && mode !== 'pinned' && pool.length > 0) {
           trail.at(-1)!.next = 'rotate';
           key = pickWeighted(pool, deps.random)!;

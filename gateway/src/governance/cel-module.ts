@@ -1,7 +1,7 @@
 // The CEL library (@bufbuild/cel with its protobuf runtime) adds about 8 MB of resident memory. Most
 // gateways have no routing rule, so it is loaded on first need: when the read model holds a rule (the
 // snapshot awaits it before publishing) or when the API validates a condition.
-type CelModule = typeof import('./routing-cel.ts');
+export type CelModule = typeof import('./routing-cel.ts');
 
 let loaded: CelModule | undefined;
 let loading: Promise<CelModule> | undefined;

@@ -1,7 +1,8 @@
 // Routing rules: which rule applies to a request (scope, priority, CEL condition from routing-cel.ts), and
 // the weighted choice among its targets.
 // The CEL library itself is loaded on first need (cel-module.ts); this module only imports its types.
-import { loadedCel } from './cel-module.ts';
+import type { CelEnv } from '@bufbuild/cel';
+import { type CelModule, loadedCel } from './cel-module.ts';
 import type { RoutingRule, RoutingTarget } from './model.ts';
 import type { Compiled, CompiledRule, Identity, RoutingBindings, RoutingInput } from './routing-cel.ts';
 
@@ -50,7 +51,7 @@ const HIDDEN_HEADERS = new Set([
  * when the rule's condition changes; one instance per Runtime.
  */
 export class RoutingRuleEngine {
-  #env: ReturnType<NonNullable<ReturnType<typeof loadedCel>>['newEnv']> | undefined;
+  #env: CelEnv | undefined;
   readonly #compiled = new Map<string, { condition: string; result: Compiled<CompiledRule> }>();
   readonly #ordered = new WeakMap<readonly RoutingRule[], RoutingRule[]>();
 
@@ -83,7 +84,7 @@ export class RoutingRuleEngine {
   }
 
   /** The CEL module: loaded before any rule reaches the read model (see cel-module.ts). */
-  #cel(): NonNullable<ReturnType<typeof loadedCel>> {
+  #cel(): CelModule {
     const cel = loadedCel();
     if (!cel) throw new Error('routing rules evaluated before the CEL module was loaded (call loadCel first)');
     return cel;

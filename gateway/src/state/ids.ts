@@ -23,6 +23,8 @@ const text = Buffer.allocUnsafeSlow(36);
 /** Where each hex digit goes in `8-4-4-4-12`: the dashes sit at 8, 13, 18 and 23. */
 const DASHES = [8, 13, 18, 23] as const;
 const DIGIT_AT = [...Array(36).keys()].filter((i) => !(DASHES as readonly number[]).includes(i));
+// Only digit positions are rewritten per id: the dashes are written once.
+for (const dash of DASHES) text[dash] = 0x2d;
 
 /**
  * A UUIDv7 (RFC 9562): 48-bit Unix milliseconds, then randomness. Time-ordered ids append to the end of
@@ -49,6 +51,5 @@ export function timeOrderedId(nowMs: number = Date.now()): string {
     text[DIGIT_AT[digit]!] = HEX.charCodeAt(digit === 16 ? 8 | (nibble & 3) : nibble);
   }
   poolUsed += 10;
-  for (const dash of DASHES) text[dash] = 0x2d;
   return text.toString('latin1', 0, 36);
 }

@@ -39,37 +39,25 @@ export class RequestMetrics {
 
   constructor() {
     const series = this.#series;
-    this.requests = {
-      name: 'gateway_requests_total',
-      help: 'Inference requests by provider, request type and outcome',
-      type: 'counter',
-      aggregator: 'sum',
-      get: () => ({
-        name: 'gateway_requests_total',
-        help: this.requests.help,
-        type: 'counter',
-        aggregator: 'sum',
-        values: [...series.values()].map((s) => ({
+    const reset = () => series.clear();
+    this.requests = collector(
+      'gateway_requests_total',
+      'Inference requests by provider, request type and outcome',
+      'counter',
+      reset,
+      () =>
+        [...series.values()].map((s) => ({
           labels: { provider: s.provider, request_type: s.requestType, status: s.status },
           value: s.count,
         })),
-      }),
-      reset: () => series.clear(),
-    };
-    this.duration = {
-      name: 'gateway_request_duration_seconds',
-      help: 'Inference request duration, including upstream time',
-      type: 'histogram',
-      aggregator: 'sum',
-      get: () => ({
-        name: 'gateway_request_duration_seconds',
-        help: this.duration.help,
-        type: 'histogram',
-        aggregator: 'sum',
-        values: histogramValues([...series.values()]),
-      }),
-      reset: () => series.clear(),
-    };
+    );
+    this.duration = collector(
+      'gateway_request_duration_seconds',
+      'Inference request duration, including upstream time',
+      'histogram',
+      reset,
+      () => histogramValues([...series.values()]),
+    );
   }
 
   record(provider: string, requestType: string, status: string, seconds: number): void {
@@ -85,6 +73,23 @@ export class RequestMetrics {
     while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
     s.buckets[i]! += 1;
   }
+}
+
+function collector<T extends 'counter' | 'histogram'>(
+  name: string,
+  help: string,
+  type: T,
+  reset: () => void,
+  values: () => Sample[],
+): CollectedMetric<T> {
+  return {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: () => ({ name, help, type, aggregator: 'sum', values: values() }),
+    reset,
+  };
 }
 
 /** The histogram is labelled by provider and request type: series that differ only by status are merged. */

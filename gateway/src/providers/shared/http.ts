@@ -27,10 +27,14 @@ export type UpstreamResponse = Dispatcher.ResponseData;
 /** Below this, the header deadline is kept by an exact timer instead of undici's coarse one. */
 const PRECISE_DEADLINE_BELOW_MS = 2_000;
 
+/** Headers of an upstream call: provider auth headers (req.headers) win over anything configured or forwarded. */
+function upstreamHeaders(ctx: Ctx, req: UpstreamRequest): Record<string, string> {
+  return { ...ctx.network.extra_headers, ...ctx.forward_headers, ...req.headers };
+}
+
 /** Sends the request; resolves on a 2xx status, throws ProviderError otherwise (body consumed for the message). */
 export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<UpstreamResponse> {
-  // Provider auth headers (req.headers) win over anything configured or forwarded.
-  const headers: Record<string, string> = { ...ctx.network.extra_headers, ...ctx.forward_headers, ...req.headers };
+  const headers = upstreamHeaders(ctx, req);
   // The deadline covers the wait for the response headers; after that `bodyTimeout` is an idle timeout, so a
   // long stream that keeps sending is never cut off. undici enforces both on a ~1 s tick, which is precise
   // enough for timeouts of seconds and costs nothing per request; shorter deadlines get an exact timer.
@@ -93,7 +97,7 @@ function upstreamError(
  * tenth of the gateway's CPU per request (docs/benchmarks.md).
  */
 export function sendForText(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<string> {
-  const headers: Record<string, string> = { ...ctx.network.extra_headers, ...ctx.forward_headers, ...req.headers };
+  const headers = upstreamHeaders(ctx, req);
   const timeoutMs = ctx.network.timeout_ms;
   const signal = ctx.signal;
   return new Promise<string>((resolve, reject) => {

@@ -1,7 +1,7 @@
 // Server-sent event streams of OpenAI-style routes, yielded event by event as they arrive (never collected).
 import { ProviderError } from '../errors.ts';
 import { bodyReadError, send } from '../shared/http.ts';
-import { parseSse } from '../shared/sse.ts';
+import { SseDecoder } from '../shared/sse.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints } from './endpoints.ts';
 import { embeddedError, parseOpenAIError } from './errors.ts';
 import type { CallCtx } from './request.ts';
@@ -31,16 +31,25 @@ export async function openStream<T>(
   return events<T>(res.body);
 }
 
+/** Each JSON payload as its chunk arrives; one generator over the body, the events of a chunk decoded at once. */
 async function* events<T>(body: AsyncIterable<Uint8Array>): AsyncGenerator<T> {
+  const decoder = new SseDecoder();
   let done = false;
   try {
-    for await (const ev of parseSse(body)) {
+    for await (const chunk of body) {
       // after [DONE] the rest is drained rather than cut, so the keep-alive connection is reused
       if (done) continue;
-      if (ev.data === '[DONE]') {
-        done = true;
-        continue;
+      for (const ev of decoder.push(chunk)) {
+        if (ev.data === '[DONE]') {
+          done = true;
+          break;
+        }
+        yield payload<T>(ev.data);
       }
+    }
+    if (done) return;
+    for (const ev of decoder.finish()) {
+      if (ev.data === '[DONE]') return;
       yield payload<T>(ev.data);
     }
   } catch (err) {

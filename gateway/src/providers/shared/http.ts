@@ -1,8 +1,9 @@
 // One upstream HTTP call with a timeout, mapped to ProviderError. Every provider sends through here.
-import { type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { type Dispatcher, errors as undiciErrors } from 'undici';
 import { messageOf } from '../../util/errors.ts';
 import { ProviderError } from '../errors.ts';
 import type { CallContext } from '../types.ts';
+import { type BodySource, UpstreamBodyQueue } from './upstream-body.ts';
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST';
@@ -22,7 +23,12 @@ export type ErrorBodyParser = (
 
 type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher' | 'forward_headers'>;
 
-export type UpstreamResponse = Dispatcher.ResponseData;
+/** A 2xx upstream answer whose body is read as it arrives. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: UpstreamBodyQueue;
+}
 
 /** Below this, the header deadline is kept by an exact timer instead of undici's coarse one. */
 const PRECISE_DEADLINE_BELOW_MS = 2_000;
@@ -32,40 +38,149 @@ function upstreamHeaders(ctx: Ctx, req: UpstreamRequest): Record<string, string>
   return { ...ctx.network.extra_headers, ...ctx.forward_headers, ...req.headers };
 }
 
-/** Sends the request; resolves on a 2xx status, throws ProviderError otherwise (body consumed for the message). */
-export async function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<UpstreamResponse> {
+/** Where one upstream call reports what happened; exactly one of end, fail and bodyError ends it. */
+interface CallSink {
+  /** A 2xx status line and headers arrived; `source` pauses, resumes or cuts off the body. */
+  answer(statusCode: number, headers: Record<string, string | string[] | undefined>, source: BodySource): void;
+  /** A piece of the 2xx body. */
+  data(chunk: Buffer): void;
+  /** The 2xx body ended. */
+  end(): void;
+  /** No 2xx answer: the network, a timeout, the caller going away, or a non-2xx status (its body parsed). */
+  fail(err: ProviderError): void;
+  /** A 2xx body was cut off, stalled or aborted: undici's error, for the reader to classify. */
+  bodyError(err: Error): void;
+}
+
+/**
+ * One upstream call through undici's dispatch API: no Readable, abort listener or promise chain per call, so the
+ * upstream's bytes reach the caller's sink directly (docs/benchmarks.md). The deadline covers the wait for the
+ * response headers, and the whole body when `deadlineCoversBody`; after the headers, undici's `bodyTimeout` is an
+ * idle timeout, so a long stream that keeps sending is never cut off. undici keeps both on a ~1 s tick, precise
+ * enough for timeouts of seconds; shorter deadlines get an exact timer. The caller's signal (the client went
+ * away) aborts the call at any point.
+ */
+function callUpstream(
+  ctx: Ctx,
+  req: UpstreamRequest,
+  parseError: ErrorBodyParser,
+  deadlineCoversBody: boolean,
+  sink: CallSink,
+): void {
   const headers = upstreamHeaders(ctx, req);
-  // The deadline covers the wait for the response headers; after that `bodyTimeout` is an idle timeout, so a
-  // long stream that keeps sending is never cut off. undici enforces both on a ~1 s tick, which is precise
-  // enough for timeouts of seconds and costs nothing per request; shorter deadlines get an exact timer.
   const timeoutMs = ctx.network.timeout_ms;
-  const deadline = timeoutMs < PRECISE_DEADLINE_BELOW_MS ? new AbortController() : undefined;
-  const timer = deadline && setTimeout(() => deadline.abort(), timeoutMs);
-  const signal = deadline ? AbortSignal.any([ctx.signal, deadline.signal]) : ctx.signal;
-  let res: UpstreamResponse;
-  try {
-    res = await request(req.url, {
-      method: req.method ?? 'POST',
-      headers,
-      body: req.body,
-      signal,
-      dispatcher: ctx.dispatcher,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-  } catch (err) {
-    throw toNetworkError(err, deadline?.signal.aborted ?? false);
-  } finally {
+  const signal = ctx.signal;
+  let controller: Dispatcher.DispatchController | undefined;
+  let status = 0;
+  let resHeaders: Record<string, string | string[] | undefined> = {};
+  /** Set for a non-2xx answer: its body, read whole for the error message. */
+  let errorBody: Buffer[] | undefined;
+  let timedOut = false;
+  let settled = false;
+  const abort = (reason: Error) => {
+    if (controller && !controller.aborted) controller.abort(reason);
+  };
+  const onClientGone = () => abort(new undiciErrors.RequestAbortedError());
+  let timer =
+    timeoutMs < PRECISE_DEADLINE_BELOW_MS
+      ? setTimeout(() => {
+          timedOut = true;
+          abort(new undiciErrors.HeadersTimeoutError());
+        }, timeoutMs)
+      : undefined;
+  const stopTimer = () => {
     if (timer) clearTimeout(timer);
-  }
-  if (res.statusCode >= 200 && res.statusCode < 300) return res;
-  let text = '';
+    timer = undefined;
+  };
+  /** True the first time: the call is over, its timer and listener go. */
+  const settle = (): boolean => {
+    if (settled) return false;
+    settled = true;
+    stopTimer();
+    signal.removeEventListener('abort', onClientGone);
+    return true;
+  };
+  signal.addEventListener('abort', onClientGone);
+  let url: URL;
   try {
-    text = await res.body.text();
-  } catch {
-    // the status alone still tells what happened
+    url = new URL(req.url);
+  } catch (err) {
+    if (settle()) sink.fail(toNetworkError(err, false));
+    return;
   }
-  throw upstreamError(res.statusCode, text, res.headers, parseError);
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart(c) {
+      controller = c;
+      if (signal.aborted) onClientGone();
+    },
+    onResponseStart(c, statusCode, h) {
+      status = statusCode;
+      resHeaders = h;
+      if (statusCode < 200 || statusCode >= 300) {
+        errorBody = [];
+        return;
+      }
+      if (!deadlineCoversBody) stopTimer();
+      sink.answer(statusCode, h, { pause: () => c.pause(), resume: () => c.resume(), abort });
+    },
+    onResponseData(_c, chunk) {
+      if (errorBody) errorBody.push(chunk);
+      else sink.data(chunk);
+    },
+    onResponseEnd() {
+      if (!settle()) return;
+      if (errorBody) sink.fail(upstreamError(status, textOf(errorBody), resHeaders, parseError));
+      else sink.end();
+    },
+    onResponseError(_c, err) {
+      if (!settle()) return;
+      // A non-2xx status already tells what happened, even when its body could not be read.
+      if (errorBody) sink.fail(upstreamError(status, '', resHeaders, parseError));
+      else if (status !== 0) sink.bodyError(err);
+      else sink.fail(toNetworkError(err, timedOut || isTimeoutError(err)));
+    },
+  };
+  try {
+    ctx.dispatcher.dispatch(
+      {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: req.method ?? 'POST',
+        headers,
+        body: req.body ?? null,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      },
+      handler,
+    );
+  } catch (err) {
+    if (settle()) sink.fail(toNetworkError(err, false));
+  }
+}
+
+function textOf(chunks: Buffer[]): string {
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Sends the request; resolves on a 2xx status with a body read as it arrives (streams), throws ProviderError
+ * otherwise (a non-2xx body is read for the message). A body cut off later fails its reader with undici's error,
+ * which `bodyReadError` classifies.
+ */
+export function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    let body: UpstreamBodyQueue | undefined;
+    callUpstream(ctx, req, parseError, false, {
+      answer(statusCode, headers, source) {
+        body = new UpstreamBodyQueue(source);
+        resolve({ statusCode, headers, body });
+      },
+      data: (chunk) => body?.push(chunk),
+      end: () => body?.end(),
+      fail: reject,
+      bodyError: (err) => body?.fail(err),
+    });
+  });
 }
 
 /** The ProviderError of a non-2xx answer, from its body as the provider's parser reads it. */
@@ -91,88 +206,20 @@ function upstreamError(
 }
 
 /**
- * Sends the request and returns the whole 2xx body as text; throws ProviderError otherwise, exactly as `send`
- * does. For answers read whole (every non-streaming call), this uses undici's dispatch API directly: the body is
- * gathered into buffers, without the Readable stream, abort listener and promise chain of `request()`, about a
- * tenth of the gateway's CPU per request (docs/benchmarks.md).
+ * Sends the request and returns the whole 2xx body as text (every non-streaming call); throws ProviderError
+ * otherwise, as `send` does. The deadline covers the whole answer; a body cut off or stalled is a network error
+ * or a timeout.
  */
 export function sendForText(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<string> {
-  const headers = upstreamHeaders(ctx, req);
-  const timeoutMs = ctx.network.timeout_ms;
-  const signal = ctx.signal;
   return new Promise<string>((resolve, reject) => {
-    let status = 0;
-    let resHeaders: Record<string, string | string[] | undefined> = {};
     const chunks: Buffer[] = [];
-    let controller: Dispatcher.DispatchController | undefined;
-    let timedOut = false;
-    let settled = false;
-    const abort = (reason: Error) => {
-      if (controller && !controller.aborted) controller.abort(reason);
-    };
-    const onClientGone = () => abort(new undiciErrors.RequestAbortedError());
-    // Short deadlines are kept exactly (see send); longer ones by undici's header and body timeouts.
-    const timer =
-      timeoutMs < PRECISE_DEADLINE_BELOW_MS
-        ? setTimeout(() => {
-            timedOut = true;
-            abort(new undiciErrors.HeadersTimeoutError());
-          }, timeoutMs)
-        : undefined;
-    const finish = (err: ProviderError | undefined, text?: string) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      signal.removeEventListener('abort', onClientGone);
-      if (err) reject(err);
-      else resolve(text ?? '');
-    };
-    signal.addEventListener('abort', onClientGone);
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch (err) {
-      finish(toNetworkError(err, false));
-      return;
-    }
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (signal.aborted) onClientGone();
-      },
-      onResponseStart(_c, statusCode, h) {
-        status = statusCode;
-        resHeaders = h;
-      },
-      onResponseData(_c, chunk) {
-        chunks.push(chunk);
-      },
-      onResponseEnd() {
-        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-        if (status >= 200 && status < 300) finish(undefined, text);
-        else finish(upstreamError(status, text, resHeaders, parseError));
-      },
-      onResponseError(_c, err) {
-        // No answer, or a body cut off or stalled: a timeout when a deadline fired, else the network.
-        finish(toNetworkError(err, timedOut || isTimeoutError(err)));
-      },
-    };
-    try {
-      ctx.dispatcher.dispatch(
-        {
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: req.method ?? 'POST',
-          headers,
-          body: req.body ?? null,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        },
-        handler,
-      );
-    } catch (err) {
-      finish(toNetworkError(err, false));
-    }
+    callUpstream(ctx, req, parseError, true, {
+      answer() {},
+      data: (chunk) => chunks.push(chunk),
+      end: () => resolve(textOf(chunks)),
+      fail: reject,
+      bodyError: (err) => reject(toNetworkError(err, isTimeoutError(err))),
+    });
   });
 }
 

@@ -5,36 +5,85 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let buf = '';
-  let event: string | undefined;
-  let data: string[] = [];
-  for await (const chunk of body) {
-    buf += decoder.decode(chunk, { stream: true });
-    let nl = buf.indexOf('\n');
-    while (nl !== -1) {
-      let line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line === '') {
-        if (data.length > 0) yield { event, data: data.join('\n') };
-        event = undefined;
-        data = [];
-      } else if (!line.startsWith(':')) {
-        const colon = line.indexOf(':');
-        const field = colon === -1 ? line : line.slice(0, colon);
-        let value = colon === -1 ? '' : line.slice(colon + 1);
-        if (value.startsWith(' ')) value = value.slice(1);
-        if (field === 'data') data.push(value);
-        else if (field === 'event') event = value;
-      }
-      nl = buf.indexOf('\n');
-    }
+const CR = 13;
+const COLON = 58;
+const SPACE = 32;
+
+/**
+ * Turns bytes into the events they complete, synchronously, so a stream's reader can handle the events of a
+ * chunk in one step. Lines end at `\n` (a `\r` before it is dropped); `:` starts a comment; an empty line ends
+ * an event; `data` lines join with `\n`; `event` names the event; other fields are ignored.
+ */
+export class SseDecoder {
+  private readonly decoder = new TextDecoder();
+  /** The unfinished last line. */
+  private rest = '';
+  private event: string | undefined;
+  private data: string[] = [];
+
+  /** The events completed by this chunk (often none or one). */
+  push(chunk: Uint8Array): SseEvent[] {
+    const out: SseEvent[] = [];
+    this.lines(this.rest + this.decoder.decode(chunk, { stream: true }), out);
+    return out;
   }
-  buf += decoder.decode();
-  if (buf.length > 0 && buf.startsWith('data:')) data.push(buf.slice(5).trimStart());
-  if (data.length > 0) yield { event, data: data.join('\n') };
+
+  /** At the end of the body: the events still pending, including a last `data:` line without its newline. */
+  finish(): SseEvent[] {
+    const out: SseEvent[] = [];
+    this.lines(this.rest + this.decoder.decode(), out);
+    const last = this.rest;
+    this.rest = '';
+    if (last.startsWith('data:')) this.data.push(last.slice(5).trimStart());
+    this.dispatch(out);
+    return out;
+  }
+
+  private lines(text: string, out: SseEvent[]): void {
+    let start = 0;
+    let nl = text.indexOf('\n');
+    while (nl !== -1) {
+      const end = nl > start && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
+      this.line(text, start, end, out);
+      start = nl + 1;
+      nl = text.indexOf('\n', start);
+    }
+    this.rest = start === 0 ? text : text.slice(start);
+  }
+
+  private line(text: string, start: number, end: number, out: SseEvent[]): void {
+    if (start === end) {
+      this.dispatch(out);
+      return;
+    }
+    if (text.charCodeAt(start) === COLON) return;
+    const colon = text.indexOf(':', start);
+    let field: string;
+    let value = '';
+    if (colon === -1 || colon >= end) {
+      field = text.slice(start, end);
+    } else {
+      field = text.slice(start, colon);
+      const from = colon + 1 < end && text.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
+      value = text.slice(from, end);
+    }
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+  }
+
+  private dispatch(out: SseEvent[]): void {
+    if (this.data.length > 0) {
+      out.push({ event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') });
+      this.data = [];
+    }
+    this.event = undefined;
+  }
+}
+
+export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const decoder = new SseDecoder();
+  for await (const chunk of body) yield* decoder.push(chunk);
+  yield* decoder.finish();
 }
 
 /** JSON payloads of an SSE stream, stopping at the OpenAI-style `[DONE]` sentinel. */

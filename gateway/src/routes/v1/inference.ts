@@ -17,7 +17,7 @@ import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
 import { ownersOf } from '../../engine/route-request.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from '../../http/errors.ts';
 import { RequestError } from '../../http/request-error.ts';
-import { startSse, writeEvent } from '../../http/sse.ts';
+import { SseWriter } from '../../http/sse.ts';
 import type { Runtime } from '../../runtime.ts';
 
 interface ModelBody {
@@ -136,8 +136,7 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
 ): Promise<void> {
   const closed = { type: 'client_closed', message: 'client closed the stream' };
   reply.hijack();
-  const res = reply.raw;
-  startSse(res, headers);
+  const sse = new SseWriter(reply.raw, headers);
   const named = def.sse === 'named-events';
   let usage: UsageSummary | undefined;
   try {
@@ -150,14 +149,14 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
       const out = isFinal(chunk) ? { ...chunk, extra_fields: extraOf(def, model, outcome) } : chunk;
       // Named-event streams (Responses) carry their event name in `type`; read defensively.
       const type = named ? (chunk as { type?: unknown }).type : undefined;
-      const ok = await writeEvent(res, JSON.stringify(out), typeof type === 'string' ? type : undefined);
+      const ok = await sse.write(JSON.stringify(out), typeof type === 'string' ? type : undefined);
       if (!ok) {
         done(outcome, 499, usage, closed, true);
         return;
       }
     }
-    if (!named) await writeEvent(res, '[DONE]');
-    res.end();
+    if (!named) await sse.write('[DONE]');
+    sse.end();
     done(outcome, 200, usage, undefined, true);
   } catch (err) {
     // The client went away: the upstream read was aborted on purpose, not an upstream failure.
@@ -167,8 +166,8 @@ async function pipeStream<Req extends ModelBody, Res, Chunk extends object>(
     }
     // Headers are sent: the error travels as a last event in the envelope shape, then the stream ends.
     const env = toEnvelope(err, request.id, errorExtra(def, model, outcome));
-    await writeEvent(res, JSON.stringify(env), named ? 'error' : undefined);
-    res.end();
+    await sse.write(JSON.stringify(env), named ? 'error' : undefined);
+    sse.end();
     done(outcome, env.status_code, usage, env.error, true);
     rt.logger.warn({ request_id: request.id, err: env.error.message }, 'stream failed after it started');
   }

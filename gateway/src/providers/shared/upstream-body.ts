@@ -1,0 +1,123 @@
+// The body of a streamed upstream answer: bytes as undici's dispatch API delivers them, handed to one
+// consumer that pulls with `for await`. A small queue instead of a Readable: the first chunk reaches the
+// consumer without stream machinery, and the upstream is paused while the consumer (a slow client) lags.
+
+/** What the body needs from the call that feeds it: flow control and a way to cut it off. */
+export interface BodySource {
+  pause(): void;
+  resume(): void;
+  abort(reason: Error): void;
+}
+
+/** Queued bytes above which the upstream is paused until the consumer catches up. */
+const HIGH_WATER_BYTES = 64 * 1024;
+
+export class UpstreamBodyQueue implements AsyncIterableIterator<Uint8Array> {
+  private readonly source: BodySource;
+  private readonly chunks: Buffer[] = [];
+  private queuedBytes = 0;
+  private paused = false;
+  private ended = false;
+  private failure: Error | undefined;
+  private consumed = false;
+  private waiting: { resolve: (r: IteratorResult<Uint8Array>) => void; reject: (err: Error) => void } | undefined;
+
+  constructor(source: BodySource) {
+    this.source = source;
+  }
+
+  /** True once the upstream sent the whole body (nothing left to cut off). */
+  get readableEnded(): boolean {
+    return this.ended && this.failure === undefined;
+  }
+
+  // --- fed by the dispatch handler
+
+  push(chunk: Buffer): void {
+    if (this.consumed) return;
+    const w = this.waiting;
+    if (w) {
+      this.waiting = undefined;
+      w.resolve({ value: chunk, done: false });
+      return;
+    }
+    this.chunks.push(chunk);
+    this.queuedBytes += chunk.length;
+    if (!this.paused && this.queuedBytes > HIGH_WATER_BYTES) {
+      this.paused = true;
+      this.source.pause();
+    }
+  }
+
+  end(): void {
+    this.ended = true;
+    this.settleWaiting();
+  }
+
+  fail(err: Error): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = err;
+    this.chunks.length = 0;
+    this.settleWaiting();
+  }
+
+  // --- read by the consumer
+
+  next(): Promise<IteratorResult<Uint8Array>> {
+    const chunk = this.chunks.shift();
+    if (chunk !== undefined) {
+      this.queuedBytes -= chunk.length;
+      if (this.paused && this.queuedBytes <= HIGH_WATER_BYTES / 2) {
+        this.paused = false;
+        this.source.resume();
+      }
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ended || this.consumed) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  /** The consumer stopped early (`break` in `for await`): the rest is not wanted. */
+  return(): Promise<IteratorResult<Uint8Array>> {
+    this.destroy();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** Stops reading: an unfinished upstream call is aborted so its connection is not left half-read. */
+  destroy(): void {
+    if (this.consumed) return;
+    this.consumed = true;
+    this.chunks.length = 0;
+    this.queuedBytes = 0;
+    if (!this.ended) this.source.abort(new Error('upstream body no longer read'));
+    this.settleWaiting();
+  }
+
+  /** The whole body as text (answers read whole). */
+  async text(): Promise<string> {
+    const parts: Buffer[] = [];
+    for await (const chunk of this) parts.push(chunk as Buffer);
+    return parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
+  }
+
+  /** The whole body parsed as JSON; throws a SyntaxError when it is not JSON. */
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  private settleWaiting(): void {
+    const w = this.waiting;
+    if (!w) return;
+    this.waiting = undefined;
+    if (this.failure) w.reject(this.failure);
+    else w.resolve({ value: undefined, done: true });
+  }
+}

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { chatOp, countTokensOp, embeddingsOp, responsesOp, textCompletionOp } from '../../engine/operations.ts';
 import type { Runtime } from '../../runtime.ts';
 import { ChatRequest } from '../../schemas/chat.ts';
+import { isPlainChatRequest } from '../../schemas/chat-quick.ts';
 import { TextCompletionRequest } from '../../schemas/completions.ts';
 import { CountTokensRequest } from '../../schemas/count-tokens.ts';
 import { EmbeddingRequest } from '../../schemas/embeddings.ts';
@@ -14,6 +15,7 @@ export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerInferenceRoute(app, rt, {
     path: '/v1/chat/completions',
     schema: ChatRequest,
+    quickCheck: isPlainChatRequest,
     spec: chatOp,
     sse: 'done-sentinel',
   });

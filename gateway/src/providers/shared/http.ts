@@ -53,7 +53,7 @@ interface CallSink {
 }
 
 /**
- * One upstream call through undici's dispatch API: no Readable, abort listener or promise chain per call, so the
+ * One upstream call through undici's dispatch API: no Readable body or promise chain per call, so the
  * upstream's bytes reach the caller's sink directly (docs/benchmarks.md). The deadline covers the wait for the
  * response headers, and the whole body when `deadlineCoversBody`; after the headers, undici's `bodyTimeout` is an
  * idle timeout, so a long stream that keeps sending is never cut off. undici keeps both on a ~1 s tick, precise

@@ -12,7 +12,7 @@ export interface BodySource {
 /** Queued bytes above which the upstream is paused until the consumer catches up. */
 const HIGH_WATER_BYTES = 64 * 1024;
 
-export class UpstreamBodyQueue implements AsyncIterableIterator<Uint8Array> {
+export class UpstreamBodyQueue implements AsyncIterableIterator<Buffer> {
   private readonly source: BodySource;
   private readonly chunks: Buffer[] = [];
   private queuedBytes = 0;
@@ -20,7 +20,7 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Uint8Array> {
   private ended = false;
   private failure: Error | undefined;
   private consumed = false;
-  private waiting: { resolve: (r: IteratorResult<Uint8Array>) => void; reject: (err: Error) => void } | undefined;
+  private waiting: { resolve: (r: IteratorResult<Buffer>) => void; reject: (err: Error) => void } | undefined;
 
   constructor(source: BodySource) {
     this.source = source;
@@ -64,7 +64,7 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Uint8Array> {
 
   // --- read by the consumer
 
-  next(): Promise<IteratorResult<Uint8Array>> {
+  next(): Promise<IteratorResult<Buffer>> {
     const chunk = this.chunks.shift();
     if (chunk !== undefined) {
       this.queuedBytes -= chunk.length;
@@ -82,7 +82,7 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Uint8Array> {
   }
 
   /** The consumer stopped early (`break` in `for await`): the rest is not wanted. */
-  return(): Promise<IteratorResult<Uint8Array>> {
+  return(): Promise<IteratorResult<Buffer>> {
     this.destroy();
     return Promise.resolve({ value: undefined, done: true });
   }
@@ -104,7 +104,7 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Uint8Array> {
   /** The whole body as text (answers read whole). */
   async text(): Promise<string> {
     const parts: Buffer[] = [];
-    for await (const chunk of this) parts.push(chunk as Buffer);
+    for await (const chunk of this) parts.push(chunk);
     return parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
   }
 

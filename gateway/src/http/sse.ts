@@ -46,7 +46,6 @@ export class SseWriter {
   }
 
   end(): void {
-    this.bodyWritten = true;
     this.res.end();
   }
 }

@@ -3,13 +3,8 @@
 // is used as parsed from JSON without zod's walk over the schema, which was the largest single step between a
 // request's arrival and its upstream call (docs/benchmarks.md). Anything else - content parts, tools, tool
 // calls, response formats, and every invalid body - goes through the schema, which also words the errors.
+import { isRecord } from '../util/records.ts';
 import type { ChatRequest } from './chat.ts';
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const isString = (v: unknown): boolean => typeof v === 'string';
 const isBoolean = (v: unknown): boolean => typeof v === 'boolean';
@@ -38,7 +33,7 @@ const FIELDS: Record<string, (v: unknown) => boolean> = {
   messages: (v) => Array.isArray(v) && v.length > 0 && v.every(isPlainMessage),
   stream: isBoolean,
   stream_options: (v) =>
-    v === null || (isObject(v) && (v['include_usage'] === undefined || isBoolean(v['include_usage']))),
+    v === null || (isRecord(v) && (v['include_usage'] === undefined || isBoolean(v['include_usage']))),
   max_tokens: orNull(isPositiveInteger),
   max_completion_tokens: orNull(isPositiveInteger),
   temperature: orNull(within(0, 2)),
@@ -63,7 +58,7 @@ const PLAIN_ROLES = new Set(['system', 'developer', 'user', 'assistant']);
 const ASSISTANT_EXTRAS = ['tool_calls', 'refusal', 'reasoning_content'];
 
 function isPlainMessage(m: unknown): boolean {
-  if (!isObject(m)) return false;
+  if (!isRecord(m)) return false;
   const role = m['role'];
   if (typeof m['content'] !== 'string') return false;
   if (m['name'] !== undefined && typeof m['name'] !== 'string') return false;
@@ -74,7 +69,7 @@ function isPlainMessage(m: unknown): boolean {
 
 /** True when `body` is a chat request the schema would accept unchanged; false means "ask the schema". */
 export function isPlainChatRequest(body: unknown): body is ChatRequest {
-  if (!isObject(body) || !('model' in body) || !('messages' in body)) return false;
+  if (!isRecord(body) || !('model' in body) || !('messages' in body)) return false;
   for (const key in body) {
     const check = Object.hasOwn(FIELDS, key) ? FIELDS[key] : undefined;
     if (check && !check(body[key])) return false;

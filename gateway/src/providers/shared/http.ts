@@ -3,7 +3,7 @@ import { type Dispatcher, errors as undiciErrors } from 'undici';
 import { messageOf } from '../../util/errors.ts';
 import { ProviderError } from '../errors.ts';
 import type { CallContext } from '../types.ts';
-import { type BodySource, UpstreamBodyQueue } from './upstream-body.ts';
+import { type BodySource, textOf, UpstreamBodyQueue } from './upstream-body.ts';
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST';
@@ -156,10 +156,6 @@ function callUpstream(
   } catch (err) {
     if (settle()) sink.fail(toNetworkError(err, false));
   }
-}
-
-function textOf(chunks: Buffer[]): string {
-  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }
 
 /**

@@ -105,7 +105,7 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Buffer> {
   async text(): Promise<string> {
     const parts: Buffer[] = [];
     for await (const chunk of this) parts.push(chunk);
-    return parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
+    return textOf(parts);
   }
 
   /** The whole body parsed as JSON; throws a SyntaxError when it is not JSON. */
@@ -120,4 +120,9 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Buffer> {
     if (this.failure) w.reject(this.failure);
     else w.resolve({ value: undefined, done: true });
   }
+}
+
+/** Body pieces as one UTF-8 string (one piece, the usual case, is not copied first). */
+export function textOf(chunks: readonly Buffer[]): string {
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }

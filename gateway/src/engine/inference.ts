@@ -3,7 +3,7 @@
 
 import type { Owners } from '../governance/limits.ts';
 import type { Runtime } from '../runtime.ts';
-import type { RequestLog } from '../state/services/logs.ts';
+import type { RequestLog } from '../state/services/log-rows.ts';
 import { messageOf } from '../util/errors.ts';
 import { BudgetGuard } from './budget-guard.ts';
 import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
@@ -160,7 +160,7 @@ export function logRequest(rt: Runtime, f: LogFields): void {
   const owners = f.owners;
   const entry: RequestLog = {
     id: f.id,
-    created_at: new Date(f.startedAt),
+    created_at: f.startedAt,
     request_type: f.requestType,
     provider: o?.provider ?? null,
     original_model_requested: f.model,

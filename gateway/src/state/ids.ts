@@ -53,3 +53,13 @@ export function timeOrderedId(nowMs: number = Date.now()): string {
   poolUsed += 10;
   return text.toString('latin1', 0, 36);
 }
+
+/**
+ * The smallest UUIDv7 of a millisecond: every id made at `ms` or later sorts at or after it (as text too, for
+ * these fixed-width lower-case hex ids), every earlier one before it. Used to walk the request log's primary key
+ * by time.
+ */
+export function timeOrderedFloor(ms: number): string {
+  const t = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7000-8000-000000000000`;
+}

@@ -5,7 +5,9 @@ import { LogWriter } from '../../src/plugins/logging/writer.ts';
 import { migrate } from '../../src/state/db/migrate.ts';
 import { openDb } from '../../src/state/db/open.ts';
 import type { Db } from '../../src/state/db/types.ts';
-import { LogStore, type RequestLog } from '../../src/state/services/logs.ts';
+import { timeOrderedFloor, timeOrderedId } from '../../src/state/ids.ts';
+import { isoMillis, type RequestLog } from '../../src/state/services/log-rows.ts';
+import { LogStore } from '../../src/state/services/logs.ts';
 
 let db: Db;
 
@@ -20,7 +22,7 @@ afterAll(async () => {
 function entry(id: string): RequestLog {
   return {
     id,
-    created_at: new Date(),
+    created_at: Date.now(),
     request_type: 'chat_completion',
     provider: 'openai',
     original_model_requested: 'openai/gpt-4o-mini',
@@ -150,8 +152,7 @@ describe('PGlite settings', () => {
 });
 
 describe('request ids', () => {
-  it('are UUIDv7: valid UUIDs that sort by time', async () => {
-    const { timeOrderedId } = await import('../../src/state/ids.ts');
+  it('are UUIDv7: valid UUIDs that sort by time', () => {
     const a = timeOrderedId(1_700_000_000_000);
     const b = timeOrderedId(1_700_000_000_001);
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -159,8 +160,19 @@ describe('request ids', () => {
     expect(a.slice(0, 13)).toBe('018bcfe5-6800');
   });
 
-  it('carry 74 random bits: many ids in the same millisecond are all distinct and well-formed', async () => {
-    const { timeOrderedId } = await import('../../src/state/ids.ts');
+  it('have a floor per millisecond that sorts after every earlier id and before every later one', () => {
+    for (const ms of [0, 1_700_000_000_000, 1_700_000_000_001, 4_102_444_799_999]) {
+      const floor = timeOrderedFloor(ms);
+      expect(floor).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7000-8000-000000000000$/);
+      for (let i = 0; i < 200; i++) {
+        expect(timeOrderedId(ms) >= floor).toBe(true);
+        expect(timeOrderedId(ms + 1) > floor).toBe(true);
+        if (ms > 0) expect(timeOrderedId(ms - 1) < floor).toBe(true);
+      }
+    }
+  });
+
+  it('carry 74 random bits: many ids in the same millisecond are all distinct and well-formed', () => {
     const ids = Array.from({ length: 5000 }, () => timeOrderedId(1_700_000_000_000));
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^018bcfe5-6800-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -206,7 +218,13 @@ describe.each(COPY_DRIVERS)('request logs on $name (COPY)', (driver) => {
         cost_nano: 9_007_199_254,
         status_code: 200,
       });
-      expect((rows[0]!['created_at'] as Date).getTime()).toBe(e.created_at.getTime());
+      expect((rows[0]!['created_at'] as Date).getTime()).toBe(e.created_at);
+      // json, not jsonb: the trail comes back with its keys in the order the gateway wrote them.
+      expect(Object.keys((rows[1]!['attempt_trail'] as Record<string, unknown>[])[0]!)).toEqual([
+        'provider',
+        'attempt',
+        'outcome',
+      ]);
       expect(rows[1]).toMatchObject({ id: 'c2', provider: null, prompt_tokens: null });
       // A retry of the same batch (after an unacknowledged commit) adds only what is missing, and fails nothing.
       await new LogStore(pgDb).insertBatch([e, entry('c3')], { retry: true });
@@ -218,6 +236,47 @@ describe.each(COPY_DRIVERS)('request logs on $name (COPY)', (driver) => {
     } finally {
       await pgDb.close();
     }
+  });
+});
+
+describe.each(COPY_DRIVERS)('request log reads and retention on $name', (driver) => {
+  const DAY = 86_400_000;
+  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  /** A row created `daysAgo` before now, with the time-ordered id the gateway gives it. */
+  const at = (daysAgo: number, extraMs = 0): RequestLog => {
+    const ms = now - daysAgo * DAY + extraMs;
+    return { ...entry(timeOrderedId(ms)), created_at: ms };
+  };
+
+  it('lists newest first and deletes only rows older than the retention, walking the time-ordered ids', async () => {
+    const pgDb = await driver.open();
+    try {
+      await migrate(pgDb);
+      const store = new LogStore(pgDb);
+      const rows = [at(40), at(31), at(30, -1), at(30, 1), at(1), at(0, 5), at(0)];
+      // Rows whose ids are not time-ordered: the created_at test keeps a recent one whatever its id sorts as.
+      const foreign = { ...entry('zz-not-a-uuid'), created_at: now - 60 * DAY };
+      const recentForeign = { ...entry('00-not-a-uuid'), created_at: now };
+      await store.insertBatch([...rows].reverse().concat(foreign, recentForeign));
+      const listed = await store.list({ limit: 3 });
+      expect(listed.total).toBe(9);
+      expect(listed.logs.map((l) => l['id'])).toEqual(['zz-not-a-uuid', rows[5]!.id, rows[6]!.id]);
+
+      expect(await store.deleteOlderThan(30, now)).toBe(3);
+      const left = (await store.list({ limit: 100 })).logs.map((l) => l['id']);
+      expect(left).toEqual(['zz-not-a-uuid', rows[5]!.id, rows[6]!.id, rows[4]!.id, rows[3]!.id, '00-not-a-uuid']);
+    } finally {
+      await pgDb.close();
+    }
+  });
+});
+
+describe('COPY timestamps', () => {
+  it('format like toISOString for any millisecond, across second boundaries and in any order', () => {
+    const base = Date.UTC(2026, 10, 22, 23, 59, 59, 990);
+    const samples = [0, 1, 9, 10, 99, 100, 999, 1000, base, base + 9, base + 10, 951_782_400_000, 4_102_444_799_999];
+    for (let i = 0; i < 2000; i++) samples.push(base + Math.floor(Math.random() * 86_400_000) * (i % 2 ? 1 : -1));
+    for (const ms of samples) expect(isoMillis(ms)).toBe(new Date(ms).toISOString());
   });
 });
 

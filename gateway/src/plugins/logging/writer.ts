@@ -2,7 +2,7 @@
 // Each entry is turned into its COPY line at once and appended to a byte chunk outside the JS heap: the
 // pending logs are a few large buffers, not thousands of objects the garbage collector must promote and
 // trace. The queue is bounded in bytes; past the bound the oldest chunk is dropped and counted (never silent).
-import { copyLine, type LogStore, type RequestLog } from '../../state/services/logs.ts';
+import { copyLine, type LogSink, type RequestLog } from '../../state/services/log-rows.ts';
 
 export interface LogWriterOptions {
   flushIntervalMs?: number;
@@ -34,7 +34,7 @@ export class LogWriter {
   private inFlight: Chunk | undefined;
   /** Emptied chunks of the standard size, reused before a new buffer is allocated. */
   private readonly spare: Chunk[] = [];
-  private readonly store: LogStore;
+  private readonly sink: LogSink;
   private readonly flushIntervalMs: number;
   private readonly maxBatch: number;
   private readonly maxBufferedBytes: number;
@@ -47,8 +47,8 @@ export class LogWriter {
   /** Rows dropped since start. */
   dropped = 0;
 
-  constructor(store: LogStore, opts: LogWriterOptions = {}) {
-    this.store = store;
+  constructor(sink: LogSink, opts: LogWriterOptions = {}) {
+    this.sink = sink;
     this.flushIntervalMs = opts.flushIntervalMs ?? 200;
     this.maxBatch = opts.maxBatch ?? 1000;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
@@ -139,7 +139,7 @@ export class LogWriter {
       if (chunk === undefined) return;
       this.inFlight = chunk;
       try {
-        await this.store.insertLines(chunk.buf.subarray(0, chunk.used), { retry: this.retrying });
+        await this.sink.insertLines(chunk.buf.subarray(0, chunk.used), { retry: this.retrying });
         this.retrying = false;
       } catch (err) {
         this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);

@@ -1,0 +1,142 @@
+// Request-log rows as they are written: the row, its COPY text line, and the one function that stores lines.
+// Kept apart from the read side (logs.ts) so the log worker (log-shipper-worker.ts) loads only this.
+import type { Db } from '../db/types.ts';
+
+/** Where the log writer sends its batches of COPY lines: the store itself, or the worker that writes them. */
+export interface LogSink {
+  insertLines(data: Uint8Array, opts?: { retry?: boolean }): Promise<void>;
+}
+
+export interface RequestLog {
+  /** A UUIDv7 (the request id): the primary key orders the log by time. */
+  id: string;
+  /** Unix milliseconds. */
+  created_at: number;
+  request_type: string;
+  provider: string | null;
+  original_model_requested: string | null;
+  resolved_model_used: string | null;
+  status: 'success' | 'error';
+  status_code: number;
+  stream: boolean;
+  latency_ms: number;
+  selected_key_id: string;
+  selected_key_name: string;
+  attempt_trail: unknown[];
+  fallback_index: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  error: unknown;
+  virtual_key_id: string | null;
+  team_id: string | null;
+  customer_id: string | null;
+  cost_nano: number | null;
+  routing_rule_id: string | null;
+}
+
+const COLUMNS = [
+  'id',
+  'created_at',
+  'request_type',
+  'provider',
+  'original_model_requested',
+  'resolved_model_used',
+  'status',
+  'status_code',
+  'stream',
+  'latency_ms',
+  'selected_key_id',
+  'selected_key_name',
+  'attempt_trail',
+  'fallback_index',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'error',
+  'virtual_key_id',
+  'team_id',
+  'customer_id',
+  'cost_nano',
+  'routing_rule_id',
+] as const;
+const COLUMNS_SQL = COLUMNS.join(', ');
+
+const COPY_SQL = `COPY request_logs (${COLUMNS_SQL}) FROM STDIN`;
+
+/**
+ * One row in COPY text format: tab-separated, `\\N` for NULL, backslash escapes, ending in a newline. The
+ * fields are written in COLUMNS order by one template: one string per row, built on every request.
+ */
+export function copyLine(e: RequestLog): string {
+  return `${copyEscape(e.id)}\t${isoMillis(e.created_at)}\t${copyEscape(e.request_type)}\t${text(e.provider)}\t${text(
+    e.original_model_requested,
+  )}\t${text(e.resolved_model_used)}\t${e.status}\t${e.status_code}\t${e.stream ? 't' : 'f'}\t${e.latency_ms}\t${copyEscape(
+    e.selected_key_id,
+  )}\t${copyEscape(e.selected_key_name)}\t${json(e.attempt_trail)}\t${e.fallback_index}\t${int(e.prompt_tokens)}\t${int(
+    e.completion_tokens,
+  )}\t${int(e.total_tokens)}\t${json(e.error)}\t${text(e.virtual_key_id)}\t${text(e.team_id)}\t${text(
+    e.customer_id,
+  )}\t${int(e.cost_nano)}\t${text(e.routing_rule_id)}\n`;
+}
+
+const text = (s: string | null): string => (s === null ? '\\N' : copyEscape(s));
+const int = (n: number | null): string => (n === null ? '\\N' : String(n));
+const json = (v: unknown): string => (v === null || v === undefined ? '\\N' : copyEscape(JSON.stringify(v)));
+
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+/** ISO 8601 in UTC with milliseconds; the part up to the second is formatted once per second, not per row. */
+export function isoMillis(ms: number): string {
+  const whole = Math.floor(ms);
+  const second = Math.floor(whole / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, -4); // drop "000Z"
+  }
+  const milli = whole - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
+/** COPY text format of several rows. */
+export function copyText(entries: readonly RequestLog[]): string {
+  let out = '';
+  for (const e of entries) out += copyLine(e);
+  return out;
+}
+
+function copyEscape(s: string): string {
+  return /[\\\n\r\t]/.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c] ?? c) : s;
+}
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const COPY_UNESCAPES: Record<string, string> = { '\\': '\\', n: '\n', r: '\r', t: '\t' };
+
+function copyUnescape(s: string): string {
+  return s.includes('\\') ? s.replace(/\\(.)/g, (_, c: string) => COPY_UNESCAPES[c] ?? c) : s;
+}
+
+/**
+ * Writes rows given as COPY text lines (`copyLine`), all or nothing: COPY is the cheapest ingestion
+ * Postgres has (PGlite too, from a blob). A retry first drops the rows already stored, so a batch whose
+ * commit was acknowledged too late is never duplicated.
+ */
+export async function writeLogLines(db: Db, data: Uint8Array, opts: { retry?: boolean } = {}): Promise<void> {
+  const rows = opts.retry ? await withoutStored(db, data) : data;
+  if (rows.length > 0) await db.copyFrom(COPY_SQL, rows);
+}
+
+async function withoutStored(db: Db, data: Uint8Array): Promise<Uint8Array> {
+  const lines = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8').split('\n');
+  lines.pop(); // after the last newline
+  const ids = lines.map((line) => copyUnescape(line.slice(0, line.indexOf('\t'))));
+  if (ids.length === 0) return data.subarray(0, 0);
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM request_logs WHERE id = ANY($1::text[])', [ids]);
+  if (rows.length === 0) return data;
+  const stored = new Set(rows.map((r) => r.id));
+  let out = '';
+  lines.forEach((line, i) => {
+    if (!stored.has(ids[i]!)) out += `${line}\n`;
+  });
+  return Buffer.from(out);
+}

@@ -16,8 +16,6 @@ import type { Runtime } from './runtime.ts';
 import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
-import type { LogSink } from './state/services/log-rows.ts';
-import { LogShipper } from './state/services/log-shipper.ts';
 import { LogStore } from './state/services/logs.ts';
 
 export interface BootOptions {
@@ -73,7 +71,6 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   });
   let dispatcher: Agent | undefined;
   let logWriter: LogWriter | undefined;
-  let shipper: LogShipper | undefined;
   try {
     if (opts.file || env.configPath) {
       await state.clientConfig.applyConfigFile(file.client);
@@ -89,10 +86,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const logStore = new LogStore(state.db);
     dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
     const metrics = createMetrics();
-    // On Postgres the batches are stored from a worker thread (log-shipper.ts); PGlite lives in this thread.
-    if (env.databaseUrl) shipper = new LogShipper({ url: env.databaseUrl, applicationName: 'model-gateway-logs' });
-    const sink: LogSink = shipper ?? logStore;
-    logWriter = new LogWriter(sink, {
+    logWriter = new LogWriter(logStore, {
       onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing request logs failed; will retry'),
       onDropped: (rows) => metrics.logsDropped.inc(rows),
     });
@@ -129,14 +123,12 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       app.drain();
       await app.fastify.close();
       await logWriter?.close();
-      await shipper?.close();
       await dispatcher?.close();
       await state.close();
     };
     return { rt, app, url: address, close: closeAll };
   } catch (err) {
     await logWriter?.close().catch(() => undefined);
-    await shipper?.close().catch(() => undefined);
     await dispatcher?.close().catch(() => undefined);
     await state.close().catch(() => undefined);
     throw err;

@@ -1,7 +1,7 @@
 // Request logs are written in batches; a batch whose commit was acknowledged too late is retried without
 // duplicating rows. Real database (PGlite in memory, the embedded default's driver).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LogWriter } from '../../src/plugins/logging/writer.ts';
+import { CHUNK_BYTES, LogWriter } from '../../src/plugins/logging/writer.ts';
 import { migrate } from '../../src/state/db/migrate.ts';
 import { openDb } from '../../src/state/db/open.ts';
 import type { Db } from '../../src/state/db/types.ts';
@@ -97,7 +97,7 @@ describe('request log writer', () => {
     const writer = new LogWriter(new DownStore(db), {
       flushIntervalMs: 10_000,
       maxBatch: 10,
-      maxBufferedBytes: 3 * 256 * 1024,
+      maxBufferedBytes: 3 * CHUNK_BYTES,
       onDropped: (n) => dropped.push(n),
     });
     for (let i = 0; i < 50; i++) writer.push(entry(`d${i}`));
@@ -287,7 +287,7 @@ describe('request log metrics', () => {
     const writer = new LogWriter(new DownStore(db), {
       flushIntervalMs: 10_000,
       maxBatch: 1,
-      maxBufferedBytes: 2 * 256 * 1024,
+      maxBufferedBytes: 2 * CHUNK_BYTES,
       onDropped: (n) => metrics.logsDropped.inc(n),
     });
     metrics.watchLogQueue(() => writer.pending);

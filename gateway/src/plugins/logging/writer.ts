@@ -16,7 +16,12 @@ export interface LogWriterOptions {
   onDropped?: (rows: number) => void;
 }
 
-const CHUNK_BYTES = 256 * 1024;
+/**
+ * One chunk is one COPY. Each COPY costs the event loop a few socket writes and a round of protocol
+ * messages whatever its size, so chunks are large: at saturation a 1 MiB chunk (~2,800 rows) halved the
+ * loop's time spent storing logs against 256 KiB (docs/benchmarks.md).
+ */
+export const CHUNK_BYTES = 1024 * 1024;
 /** Written chunks kept for reuse: a buffer freed to the GC stays mapped until a full collection finds it. */
 const SPARE_CHUNKS = 4;
 
@@ -49,8 +54,9 @@ export class LogWriter {
 
   constructor(sink: LogSink, opts: LogWriterOptions = {}) {
     this.sink = sink;
-    this.flushIntervalMs = opts.flushIntervalMs ?? 200;
-    this.maxBatch = opts.maxBatch ?? 1000;
+    // A read of /api/logs flushes first, so the interval only bounds how stale another pod's view is.
+    this.flushIntervalMs = opts.flushIntervalMs ?? 1000;
+    this.maxBatch = opts.maxBatch ?? 5000;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
     this.onError = opts.onError;
     this.onDropped = opts.onDropped;

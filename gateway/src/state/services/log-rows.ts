@@ -1,8 +1,8 @@
 // Request-log rows as they are written: the row, its COPY text line, and the one function that stores lines.
-// Kept apart from the read side (logs.ts) so the log worker (log-shipper-worker.ts) loads only this.
+// The read side (/api/logs, retention) is logs.ts.
 import type { Db } from '../db/types.ts';
 
-/** Where the log writer sends its batches of COPY lines: the store itself, or the worker that writes them. */
+/** Where the log writer sends its batches of COPY lines (LogStore). */
 export interface LogSink {
   insertLines(data: Uint8Array, opts?: { retry?: boolean }): Promise<void>;
 }

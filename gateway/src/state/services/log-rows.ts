@@ -35,6 +35,7 @@ export interface RequestLog {
   routing_rule_id: string | null;
 }
 
+/** The COPY's column list; `copyLine` writes the fields in this order (a mismatch fails every COPY in the tests). */
 const COLUMNS = [
   'id',
   'created_at',

@@ -2,7 +2,8 @@
 // Each entry is turned into its COPY line at once and appended to a byte chunk outside the JS heap: the
 // pending logs are a few large buffers, not thousands of objects the garbage collector must promote and
 // trace. The queue is bounded in bytes; past the bound the oldest chunk is dropped and counted (never silent).
-import { copyLine, type LogSink, type RequestLog } from '../../state/services/log-rows.ts';
+import { copyLine, type RequestLog } from '../../state/services/log-rows.ts';
+import type { LogStore } from '../../state/services/logs.ts';
 
 export interface LogWriterOptions {
   flushIntervalMs?: number;
@@ -39,7 +40,7 @@ export class LogWriter {
   private inFlight: Chunk | undefined;
   /** Emptied chunks of the standard size, reused before a new buffer is allocated. */
   private readonly spare: Chunk[] = [];
-  private readonly sink: LogSink;
+  private readonly store: LogStore;
   private readonly flushIntervalMs: number;
   private readonly maxBatch: number;
   private readonly maxBufferedBytes: number;
@@ -52,8 +53,8 @@ export class LogWriter {
   /** Rows dropped since start. */
   dropped = 0;
 
-  constructor(sink: LogSink, opts: LogWriterOptions = {}) {
-    this.sink = sink;
+  constructor(store: LogStore, opts: LogWriterOptions = {}) {
+    this.store = store;
     // A read of /api/logs flushes first, so the interval only bounds how stale another pod's view is.
     this.flushIntervalMs = opts.flushIntervalMs ?? 1000;
     this.maxBatch = opts.maxBatch ?? 5000;
@@ -145,7 +146,7 @@ export class LogWriter {
       if (chunk === undefined) return;
       this.inFlight = chunk;
       try {
-        await this.sink.insertLines(chunk.buf.subarray(0, chunk.used), { retry: this.retrying });
+        await this.store.insertLines(chunk.buf.subarray(0, chunk.used), { retry: this.retrying });
         this.retrying = false;
       } catch (err) {
         this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);

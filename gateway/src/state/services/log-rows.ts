@@ -2,11 +2,6 @@
 // The read side (/api/logs, retention) is logs.ts.
 import type { Db } from '../db/types.ts';
 
-/** Where the log writer sends its batches of COPY lines (LogStore). */
-export interface LogSink {
-  insertLines(data: Uint8Array, opts?: { retry?: boolean }): Promise<void>;
-}
-
 export interface RequestLog {
   /** A UUIDv7 (the request id): the primary key orders the log by time. */
   id: string;

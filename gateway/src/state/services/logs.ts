@@ -4,7 +4,7 @@ import { formatIssues } from '../../config/issues.ts';
 import type { Db } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import { timeOrderedFloor } from '../ids.ts';
-import { copyText, type LogSink, type RequestLog, writeLogLines } from './log-rows.ts';
+import { copyText, type RequestLog, writeLogLines } from './log-rows.ts';
 
 export const LogQuery = z.strictObject({
   provider: z.string().optional(),
@@ -15,7 +15,7 @@ export const LogQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-export class LogStore implements LogSink {
+export class LogStore {
   private readonly db: Db;
   constructor(db: Db) {
     this.db = db;

@@ -1,9 +1,14 @@
-// Builds the fastify instance from a Runtime: hooks for auth and limits, the error envelope, the routes.
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './http/auth.ts';
+// Builds the fastify instance from a Runtime: the request edge (target normal form, CORS, body limits, the
+// error envelope) and the route families, each with its credential scheme.
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Principal } from './http/auth.ts';
+import { answerClientError } from './http/client-errors.ts';
 import { applyCors } from './http/cors.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
+import { installJsonParser } from './http/json-body.ts';
 import { RequestError } from './http/request-error.ts';
+import { normaliseTarget } from './http/request-target.ts';
+import { type RouteRecord, registerFamily, routeCensus } from './http/route-family.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
 import { registerGovernanceCrudRoutes } from './routes/api/governance/crud.ts';
 import { registerQuotaRoute } from './routes/api/governance/quota.ts';
@@ -19,88 +24,72 @@ import { timeOrderedId } from './state/ids.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Who is calling, set by the authentication hook (null on unauthenticated routes). */
+    /** Who is calling, set by the route family's authentication hook (null on public routes). */
     principal: Principal | null;
   }
 }
 
 const MB = 1024 * 1024;
-/** Self-service: a virtual key reads its own budgets and limits (authenticated with x-gateway-vk). */
-const QUOTA_PATH = '/api/governance/virtual-keys/quota';
-/** Hard cap of the parser; the configurable limit (client.max_request_body_size_mb) is checked per request. */
-const HARD_BODY_LIMIT = 1024 * MB;
+/** Longest path parameter the router matches (an ARN-style model id fits); longer answers 414. */
+const MAX_PARAM_LENGTH = 512;
 
 export interface App {
   fastify: FastifyInstance;
   /** Marks the app as draining: /ready answers 503 so load balancers stop sending traffic. */
   drain(): void;
+  /** Every registered route with its credential scheme (complete once the app is ready). */
+  routes(): readonly RouteRecord[];
 }
 
 export function buildApp(rt: Runtime): App {
   let draining = false;
+  /** Requests whose target was refused before routing, with the reason (answered 400 by the first hook). */
+  const refusedTargets = new WeakMap<object, string>();
+  const timeouts = rt.env.server;
   const app = Fastify({
     logger: false,
-    bodyLimit: HARD_BODY_LIMIT,
     genReqId: () => timeOrderedId(),
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    keepAliveTimeout: 65_000,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    // Node checks headers and request timeouts on this interval (30 s by default: too coarse for them).
+    http: { headersTimeout: timeouts.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // One normal form before routing: the router and the route's authentication see the same path.
+    rewriteUrl(req) {
+      const t = normaliseTarget(req.url ?? '/');
+      if (t.ok) return t.url;
+      refusedTargets.set(req, t.error);
+      return '/';
+    },
+    clientErrorHandler: answerClientError,
+    frameworkErrors(error, request, reply) {
+      const err =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new GatewayError('uri_too_long', `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
+          : new GatewayError('invalid_request', 'the request path is not a valid URL');
+      sendError(request, reply, err);
+    },
   });
 
   // Every body this API takes is JSON; other types get 415 instead of reaching a route as a string.
   app.removeContentTypeParser('text/plain');
-  // An empty body with a JSON content type (common on DELETE) is no body, not a syntax error.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text === '') {
-      done(null, undefined);
-      return;
-    }
-    parseJson(req, text, done);
-  });
+  installJsonParser(app, () => rt.state.snapshot.client.max_request_body_size_mb * MB);
   app.decorateRequest('principal', null);
-  const lookupVk = (hash: string) => rt.state.snapshot.governance.virtualKeysByHash.get(hash);
+  const routes = routeCensus(app);
 
-  // One synchronous hook for every request: CORS (before authentication: a preflight carries no
-  // credentials), the body size limit, then who is calling.
+  // Before any route family: a refused request target, then CORS (a preflight carries no credentials).
   app.addHook('onRequest', (request, reply, done) => {
-    const snap = rt.state.snapshot;
-    try {
-      if (applyCors(request, reply, snap.client.allowed_origins)) return;
-      const len = Number(request.headers['content-length'] ?? 0);
-      if (len > snap.client.max_request_body_size_mb * MB) {
-        throw new GatewayError(
-          'payload_too_large',
-          `request body of ${len} bytes exceeds the limit of ${snap.client.max_request_body_size_mb} MB`,
-        );
-      }
-      const url = request.url;
-      if (url.startsWith('/v1/')) {
-        request.principal = authenticateInference(
-          request.headers,
-          rt.auth,
-          snap.adminKeyHashes,
-          snap.client.enforce_auth_on_inference,
-          lookupVk,
-          rt.now(),
-        );
-      } else if (url.startsWith('/api/')) {
-        if (url.split('?')[0] === QUOTA_PATH) {
-          const vk = request.headers['x-gateway-vk'];
-          if (typeof vk !== 'string') {
-            throw new GatewayError('authentication_failed', 'send the virtual key in the x-gateway-vk header');
-          }
-          request.principal = virtualKey(vk, lookupVk, rt.now());
-        } else {
-          request.principal = authenticateAdmin(request.headers, rt.auth, snap.adminKeyHashes);
-        }
-      }
-    } catch (err) {
-      done(err instanceof Error ? err : new Error(String(err)));
+    const refused = refusedTargets.get(request.raw);
+    if (refused !== undefined) {
+      reply.header('connection', 'close');
+      done(new GatewayError('invalid_request', refused));
       return;
     }
+    // A preflight is answered by applyCors itself, and the request ends there.
+    if (applyCors(request, reply, rt.state.snapshot.client.allowed_origins)) return;
     done();
   });
 
@@ -124,30 +113,35 @@ export function buildApp(rt: Runtime): App {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const env = toEnvelope(
-      new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
-      request.id,
-    );
-    reply.code(404).send(env);
+    sendError(request, reply, new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
   });
 
-  registerHealthRoutes(app, rt, () => draining);
-  registerMetricsRoute(app, rt);
-  registerConfigRoutes(app, rt);
-  registerProviderRoutes(app, rt);
-  registerLogRoutes(app, rt);
-  registerQuotaRoute(app, rt);
-  registerVirtualKeyRoutes(app, rt);
-  registerGovernanceCrudRoutes(app, rt);
-  registerRateLimitRoutes(app, rt);
-  registerV1Routes(app, rt);
+  registerFamily(app, rt, { scheme: 'public', prefix: '' }, (f) => {
+    registerHealthRoutes(f, rt, () => draining);
+    registerMetricsRoute(f, rt);
+  });
+  registerFamily(app, rt, { scheme: 'virtual_key', prefix: '/api' }, (f) => registerQuotaRoute(f, rt));
+  registerFamily(app, rt, { scheme: 'admin', prefix: '/api' }, (f) => {
+    registerConfigRoutes(f, rt);
+    registerProviderRoutes(f, rt);
+    registerLogRoutes(f, rt);
+    registerVirtualKeyRoutes(f, rt);
+    registerGovernanceCrudRoutes(f, rt);
+    registerRateLimitRoutes(f, rt);
+  });
+  registerFamily(app, rt, { scheme: 'inference', prefix: '/v1' }, (f) => registerV1Routes(f, rt));
 
   return {
     fastify: app,
     drain() {
       draining = true;
     },
+    routes,
   };
+}
+
+function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): void {
+  reply.code(err.status).header('x-gateway-request-id', request.id).send(toEnvelope(err, request.id));
 }
 
 /** fastify's own errors (bad JSON, wrong content type, body too large) in the gateway's vocabulary. */

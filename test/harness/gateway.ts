@@ -19,6 +19,8 @@ export interface TestGatewayOptions {
   databaseUrl?: string;
   redisKeyPrefix?: string;
   encryptionKey?: string;
+  /** Further environment variables (e.g. GATEWAY_REQUEST_TIMEOUT_MS). */
+  env?: Record<string, string>;
 }
 
 export interface TestGateway extends Gateway {
@@ -40,6 +42,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(shared ? { REDIS_URL: inject('redisUrl') } : {}),
     ...(opts.encryptionKey ? { GATEWAY_ENCRYPTION_KEY: opts.encryptionKey } : {}),
+    ...opts.env,
   });
   const file = ConfigFile.parse({
     auth: { inference_tokens: [{ name: 'test', value: INFERENCE_TOKEN }] },

@@ -17,6 +17,17 @@ export interface EnvSettings {
   encryptionKey: string | undefined;
   adminApiKey: string | undefined;
   logLevel: string;
+  /** Timeouts of the HTTP server towards callers (ms). */
+  server: ServerTimeouts;
+}
+
+export interface ServerTimeouts {
+  /** Until the request headers are complete (also an idle new connection). */
+  headersTimeoutMs: number;
+  /** Until the whole request, body included, is received. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection between requests. */
+  keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -43,7 +54,20 @@ export function readEnvSettings(env: Record<string, string | undefined>): EnvSet
     encryptionKey: env['GATEWAY_ENCRYPTION_KEY'] || undefined,
     adminApiKey: env['GATEWAY_ADMIN_API_KEY'] || undefined,
     logLevel: level,
+    server: {
+      headersTimeoutMs: positiveMs(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 15_000),
+      requestTimeoutMs: positiveMs(env, 'GATEWAY_REQUEST_TIMEOUT_MS', 60_000),
+      keepAliveTimeoutMs: positiveMs(env, 'GATEWAY_KEEPALIVE_TIMEOUT_MS', 65_000),
+    },
   };
+}
+
+function positiveMs(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name}: expected a positive number of milliseconds`);
+  return n;
 }
 
 /** Parses config.json text; errors name the JSON path and what was expected. */

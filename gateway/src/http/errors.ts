@@ -15,10 +15,15 @@ export type GatewayErrorCode =
   | 'model_not_allowed'
   | 'key_not_found'
   | 'payload_too_large'
+  | 'uri_too_long'
+  | 'request_timeout'
+  | 'headers_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'budget_exceeded'
   | 'service_unavailable'
+  /** Redis (shared counters) is unreachable: a governed request cannot be admitted safely; retry later. */
+  | 'coordination_unavailable'
   | 'internal_error';
 
 const STATUS: Record<GatewayErrorCode, number> = {
@@ -34,10 +39,14 @@ const STATUS: Record<GatewayErrorCode, number> = {
   model_not_allowed: 403,
   key_not_found: 400,
   payload_too_large: 413,
+  uri_too_long: 414,
+  request_timeout: 408,
+  headers_too_large: 431,
   unsupported_media_type: 415,
   rate_limited: 429,
   budget_exceeded: 402,
   service_unavailable: 503,
+  coordination_unavailable: 503,
   internal_error: 500,
 };
 
@@ -48,9 +57,12 @@ const TYPE: Record<number, string> = {
   402: 'budget_exceeded',
   403: 'permission_error',
   404: 'not_found_error',
+  408: 'invalid_request_error',
   409: 'conflict_error',
   413: 'invalid_request_error',
+  414: 'invalid_request_error',
   415: 'invalid_request_error',
+  431: 'invalid_request_error',
   429: 'rate_limit_error',
   503: 'service_unavailable',
 };

@@ -13,24 +13,24 @@ import { registerModelsRoute } from './models.ts';
 export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerModelsRoute(app, rt);
   registerInferenceRoute(app, rt, {
-    path: '/v1/chat/completions',
+    path: '/chat/completions',
     schema: ChatRequest,
     quickCheck: isPlainChatRequest,
     spec: chatOp,
     sse: 'done-sentinel',
   });
   registerInferenceRoute(app, rt, {
-    path: '/v1/completions',
+    path: '/completions',
     schema: TextCompletionRequest,
     spec: textCompletionOp,
     sse: 'done-sentinel',
   });
-  registerInferenceRoute(app, rt, { path: '/v1/embeddings', schema: EmbeddingRequest, spec: embeddingsOp });
+  registerInferenceRoute(app, rt, { path: '/embeddings', schema: EmbeddingRequest, spec: embeddingsOp });
   registerInferenceRoute(app, rt, {
-    path: '/v1/responses',
+    path: '/responses',
     schema: ResponsesRequest,
     spec: responsesOp,
     sse: 'named-events',
   });
-  registerInferenceRoute(app, rt, { path: '/v1/count_tokens', schema: CountTokensRequest, spec: countTokensOp });
+  registerInferenceRoute(app, rt, { path: '/count_tokens', schema: CountTokensRequest, spec: countTokensOp });
 }

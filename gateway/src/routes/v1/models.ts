@@ -7,7 +7,7 @@ import type { ProviderEntry } from '../../state/snapshot.ts';
 import { messageOf } from '../../util/errors.ts';
 
 export function registerModelsRoute(app: FastifyInstance, rt: Runtime): void {
-  app.get<{ Querystring: { provider?: string } }>('/v1/models', async (request): Promise<ModelList> => {
+  app.get<{ Querystring: { provider?: string } }>('/models', async (request): Promise<ModelList> => {
     const only = request.query.provider;
     const entries = [...rt.state.snapshot.providers.values()].filter((e) => !only || e.name === only);
     const lists = await Promise.all(entries.map((e) => modelsOf(rt, e)));

@@ -34,8 +34,8 @@ export function registerCrudRoutes(app: FastifyInstance, base: string, listKey: 
 }
 
 export function registerGovernanceCrudRoutes(app: FastifyInstance, rt: Runtime): void {
-  registerCrudRoutes(app, '/api/governance/teams', 'teams', rt.state.teams);
-  registerCrudRoutes(app, '/api/governance/customers', 'customers', rt.state.customers);
-  registerCrudRoutes(app, '/api/governance/pricing-overrides', 'pricing_overrides', rt.state.pricingOverrides);
-  registerCrudRoutes(app, '/api/governance/routing-rules', 'routing_rules', rt.state.routingRules);
+  registerCrudRoutes(app, '/governance/teams', 'teams', rt.state.teams);
+  registerCrudRoutes(app, '/governance/customers', 'customers', rt.state.customers);
+  registerCrudRoutes(app, '/governance/pricing-overrides', 'pricing_overrides', rt.state.pricingOverrides);
+  registerCrudRoutes(app, '/governance/routing-rules', 'routing_rules', rt.state.routingRules);
 }

@@ -1,11 +1,12 @@
-// GET /api/governance/virtual-keys/quota: self-service for the key in x-gateway-vk (authenticated by the
-// app hook): its budgets (and its provider configs', team's or customer's) and rate limits, with usage.
+// GET /api/governance/virtual-keys/quota: self-service for the key in x-gateway-vk (authenticated by its
+// family's virtual_key scheme): its budgets (and its provider configs', team's or customer's) and rate
+// limits, with usage.
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../../http/errors.ts';
 import type { Runtime } from '../../../runtime.ts';
 
 export function registerQuotaRoute(app: FastifyInstance, rt: Runtime): void {
-  app.get('/api/governance/virtual-keys/quota', async (request) => {
+  app.get('/governance/virtual-keys/quota', async (request) => {
     const p = request.principal;
     if (p?.kind !== 'virtual_key')
       throw new GatewayError('authentication_failed', 'send the virtual key in x-gateway-vk');

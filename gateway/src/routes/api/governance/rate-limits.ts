@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../../../runtime.ts';
 
 export function registerRateLimitRoutes(app: FastifyInstance, rt: Runtime): void {
-  app.get('/api/governance/rate-limits', async () => {
+  app.get('/governance/rate-limits', async () => {
     const rate_limits = await rt.state.rateLimits.list();
     return { rate_limits, total: rate_limits.length };
   });

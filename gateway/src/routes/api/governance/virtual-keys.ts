@@ -15,23 +15,23 @@ export interface VirtualKeyRoutesRuntime {
 export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRoutesRuntime): void {
   const svc = rt.state.virtualKeys;
 
-  app.get('/api/governance/virtual-keys', async () => {
+  app.get('/governance/virtual-keys', async () => {
     const virtual_keys = await svc.list();
     return { virtual_keys, total: virtual_keys.length };
   });
-  app.post('/api/governance/virtual-keys', async (req, reply) => {
+  app.post('/governance/virtual-keys', async (req, reply) => {
     // The only response that carries the full value: keep it out of every cache.
     reply.code(201).header('cache-control', 'no-store');
     return svc.create(req.body, API);
   });
-  app.get<I>('/api/governance/virtual-keys/:id', async (req) => svc.get(req.params.id));
-  app.put<I>('/api/governance/virtual-keys/:id', async (req) => svc.update(req.params.id, req.body, API));
-  app.delete<I>('/api/governance/virtual-keys/:id', async (req) => {
+  app.get<I>('/governance/virtual-keys/:id', async (req) => svc.get(req.params.id));
+  app.put<I>('/governance/virtual-keys/:id', async (req) => svc.update(req.params.id, req.body, API));
+  app.delete<I>('/governance/virtual-keys/:id', async (req) => {
     await svc.delete(req.params.id, API);
     return { deleted: req.params.id };
   });
 
-  app.get('/api/governance/budgets', async () => {
+  app.get('/governance/budgets', async () => {
     const budgets = await rt.state.budgets.list();
     return { budgets, total: budgets.length };
   });

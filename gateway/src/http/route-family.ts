@@ -1,0 +1,131 @@
+// Authentication is a property of the route: every route belongs to a family, a fastify plugin registered
+// with a prefix and one credential scheme, whose onRequest hook authenticates every route inside it
+// (fastify's encapsulation). No hook reads URL strings, and a route registered outside a family makes
+// start-up fail.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { Runtime } from '../runtime.ts';
+import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './auth.ts';
+import { GatewayError } from './errors.ts';
+
+/**
+ * - `admin`: `/api/*`, only `Authorization: Bearer <admin API key>`.
+ * - `inference`: gateway tokens, Basic users, the admin key and virtual keys (`enforce_auth_on_inference`).
+ * - `virtual_key`: only a virtual key in `x-gateway-vk` (the quota self-service).
+ * - `public`: no credentials (health, readiness, metrics, the API document).
+ */
+export type CredentialScheme = 'admin' | 'inference' | 'virtual_key' | 'public';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set by the route's family; a route without it stops start-up. */
+    scheme?: CredentialScheme;
+  }
+}
+
+export interface FamilyOptions {
+  scheme: CredentialScheme;
+  /** Path prefix of every route in the family ('' for top-level public routes). */
+  prefix: string;
+}
+
+/** A registered route as the census sees it. */
+export interface RouteRecord {
+  method: HTTPMethods;
+  url: string;
+  scheme: CredentialScheme | undefined;
+}
+
+/**
+ * Registers `routes` as one family: its routes carry `config.scheme`, and its onRequest hook sets
+ * `request.principal` (or fails the request with 401/403 before the body is read).
+ */
+export function registerFamily(
+  app: FastifyInstance,
+  rt: Runtime,
+  opts: FamilyOptions,
+  routes: (family: FastifyInstance) => void,
+): void {
+  const plugin: FastifyPluginAsync = async (family) => {
+    family.addHook('onRoute', (route) => {
+      route.config = { ...route.config, scheme: opts.scheme };
+    });
+    if (opts.scheme !== 'public') family.addHook('onRequest', authenticator(rt, opts.scheme));
+    routes(family);
+  };
+  app.register(plugin, { prefix: opts.prefix });
+}
+
+/** Collects every route registered on `app` (children included) and refuses to start with an undeclared one. */
+export function routeCensus(app: FastifyInstance): () => readonly RouteRecord[] {
+  const routes: { method: HTTPMethods | HTTPMethods[]; url: string; config?: { scheme?: CredentialScheme } }[] = [];
+  // The root's onRoute runs before the family's, which sets config.scheme on the same options object;
+  // so the census reads the scheme once every plugin has loaded.
+  app.addHook('onRoute', (route) => {
+    routes.push(route);
+  });
+  const list = (): RouteRecord[] =>
+    routes.flatMap((r) =>
+      (Array.isArray(r.method) ? r.method : [r.method]).map((method) => ({
+        method,
+        url: r.url,
+        scheme: r.config?.scheme,
+      })),
+    );
+  app.addHook('onReady', async () => {
+    const undeclared = list().filter((r) => r.scheme === undefined);
+    if (undeclared.length > 0) {
+      throw new Error(
+        `routes registered without a credential scheme (register them through registerFamily): ${undeclared
+          .map((r) => `${r.method} ${r.url}`)
+          .join(', ')}`,
+      );
+    }
+  });
+  return list;
+}
+
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+
+function authenticator(rt: Runtime, scheme: Exclude<CredentialScheme, 'public'>): Hook {
+  const lookupVk = (hash: string) => rt.state.snapshot.governance.virtualKeysByHash.get(hash);
+  const authenticate = (request: FastifyRequest): Principal => {
+    const snap = rt.state.snapshot;
+    switch (scheme) {
+      case 'admin':
+        return authenticateAdmin(request.headers, rt.auth, snap.adminKeyHashes);
+      case 'inference':
+        return authenticateInference(
+          request.headers,
+          rt.auth,
+          snap.adminKeyHashes,
+          snap.client.enforce_auth_on_inference,
+          lookupVk,
+          rt.now(),
+        );
+      case 'virtual_key': {
+        const vk = request.headers['x-gateway-vk'];
+        if (typeof vk !== 'string') {
+          throw new GatewayError('authentication_failed', 'send the virtual key in the x-gateway-vk header');
+        }
+        return virtualKey(vk, lookupVk, rt.now());
+      }
+    }
+  };
+  return (request, reply, done) => {
+    try {
+      request.principal = authenticate(request);
+    } catch (err) {
+      // The body is never read for a refused request: close the connection after the answer, so that an
+      // unauthenticated client cannot keep it busy sending the rest.
+      if (hasBody(request)) reply.header('connection', 'close');
+      done(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    done();
+  };
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const h = request.headers;
+  return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
+}

@@ -1,5 +1,6 @@
 // Builds a Runtime from settings and starts serving. main.ts calls it for the process; tests call it to
 // run a real gateway in-process.
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, pino } from 'pino';
 import { Agent } from 'undici';
@@ -66,6 +67,8 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     redisUrl: env.redisUrl,
     redisKeyPrefix: opts.redisKeyPrefix ?? env.redisKeyPrefix,
     encryptionKey: env.encryptionKey,
+    // Charges wait here while Postgres is down (PGlite lives in the process: nothing to wait for).
+    spoolDir: env.databaseUrl ? join(env.dataDir, 'spool') : undefined,
     catalog: providerCatalog,
     log: logger,
   });

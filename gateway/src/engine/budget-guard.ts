@@ -13,6 +13,21 @@ import type { PriceLookup } from '../governance/pricing/index.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
+import { isUnavailable } from '../state/errors.ts';
+import type { AdmitResult } from '../state/governance/counters.ts';
+
+/** What a governed request answers while Redis (or, to load a budget, Postgres) cannot be reached. */
+const RETRY_AFTER_S = 1;
+
+/** Limits cannot be checked while the shared counters are unreachable: 503 with Retry-After, never 500. */
+function coordinationError(err: unknown): GatewayError | undefined {
+  if (!isUnavailable(err)) return undefined;
+  return new GatewayError(
+    'coordination_unavailable',
+    'the shared rate-limit and budget counters are unreachable; the request was not admitted, retry shortly',
+    { headers: { 'retry-after': String(RETRY_AFTER_S) } },
+  );
+}
 
 /** Reservations outlive the upstream timeout by this much before they stop counting (a pod died). */
 const RESERVATION_GRACE_MS = 60_000;
@@ -70,13 +85,18 @@ export class BudgetGuard {
       this.held = { cand, plan, price, amountNano };
       return;
     }
-    const res = await this.rt.state.counters.admit({
-      requestId: this.requestId,
-      now,
-      reservationTtlMs: timeoutMs + RESERVATION_GRACE_MS,
-      rates: plan.rates,
-      budgets: plan.budgets,
-    });
+    let res: AdmitResult;
+    try {
+      res = await this.rt.state.counters.admit({
+        requestId: this.requestId,
+        now,
+        reservationTtlMs: timeoutMs + RESERVATION_GRACE_MS,
+        rates: plan.rates,
+        budgets: plan.budgets,
+      });
+    } catch (err) {
+      throw coordinationError(err) ?? err;
+    }
     if (!res.ok) {
       if (res.kind === 'rate') {
         const check = plan.rates[res.index]!;

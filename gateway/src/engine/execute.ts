@@ -259,7 +259,8 @@ function chooseKeys(entry: ProviderEntry, cand: Candidate, pin: Pin | undefined)
 /** A session's remembered key goes first (mode `sticky`) while it is still eligible. */
 async function preferSticky(deps: ExecDeps, cand: Candidate, choice: KeyChoice, session: string): Promise<KeyChoice> {
   if (choice.mode === 'pinned') return choice;
-  const stickyId = await deps.coord.get(stickyKey(cand.provider, session));
+  // Stickiness is a preference: while Redis is down the request is served from the pool, not failed.
+  const stickyId = await deps.coord.get(stickyKey(cand.provider, session)).catch(() => null);
   const sticky = stickyId ? choice.keys.find((k) => k.id === stickyId) : undefined;
   return sticky ? { keys: [sticky, ...choice.keys.filter((k) => k !== sticky)], mode: 'sticky' } : choice;
 }
@@ -279,7 +280,8 @@ function stickyKey(provider: string, session: string): string {
 }
 
 async function remember(deps: ExecDeps, provider: string, session: string, keyId: string): Promise<void> {
-  await deps.coord.set(stickyKey(provider, session), keyId, deps.stickyTtlMs);
+  // Best effort like the lookup: an answered request is not failed because Redis is down.
+  await deps.coord.set(stickyKey(provider, session), keyId, deps.stickyTtlMs).catch(() => undefined);
 }
 
 function outcomeOf(

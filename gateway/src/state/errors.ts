@@ -1,4 +1,7 @@
 // Errors of the state services; the HTTP layer maps `code` to a status (404, 409, 400).
+import { CoordError } from './coord/errors.ts';
+import { DbError } from './db/errors.ts';
+
 export type StateErrorCode = 'not_found' | 'conflict' | 'invalid' | 'owned_by_kubernetes';
 
 export class StateError extends Error {
@@ -11,4 +14,15 @@ export class StateError extends Error {
     this.code = code;
     this.param = param;
   }
+}
+
+/**
+ * True when an error means Redis or Postgres cannot be reached right now (not a bad request or bad data):
+ * the caller answers 503 and the client retries, instead of 500.
+ */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof CoordError) return err.code === 'unavailable' || err.code === 'closed';
+  if (err instanceof DbError)
+    return err.code === 'connection_failed' || err.code === 'statement_timeout' || err.code === 'closed';
+  return false;
 }

@@ -1,8 +1,12 @@
 // Durable budget charges (usage_charges): the record Redis usage is rebuilt from after a Redis loss.
 // Writes are group-committed: calls within a short window share one multi-row INSERT, and each caller's
 // promise resolves only after its rows are committed. Idempotent per (request_id, budget_id).
+// While Postgres cannot be reached, a batch goes to the on-disk spool instead (its callers resolve once it is
+// on disk) and is drained into Postgres when it answers again, by this process or, if it died, the next one.
 import { DbError } from '../db/errors.ts';
 import type { Db } from '../db/types.ts';
+import { isUnavailable } from '../errors.ts';
+import type { ChargeSpool } from './spool.ts';
 
 export interface Charge {
   requestId: string;
@@ -21,6 +25,11 @@ export interface ChargeStoreOptions {
   batchWindowMs?: number;
   /** A batch is written at once when it reaches this many rows. Default 500. */
   maxBatchRows?: number;
+  /** Where charges wait while Postgres is unreachable; without one such a charge fails (embedded PGlite). */
+  spool?: ChargeSpool | undefined;
+  /** How often the spool is drained while it holds charges. Default 1,000 ms. */
+  drainIntervalMs?: number;
+  log?: { warn(obj: object, msg: string): void };
 }
 
 interface Waiter {
@@ -62,11 +71,55 @@ export class ChargeStore {
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
   #closed = false;
+  readonly #spool: ChargeSpool | undefined;
+  readonly #log: ChargeStoreOptions['log'];
+  /** Postgres failed and the spool has not been drained since: batches go straight to the spool. */
+  #degraded = false;
+  #drainTimer: NodeJS.Timeout | undefined;
+  #draining: Promise<number> | undefined;
 
   constructor(db: Db, options: ChargeStoreOptions = {}) {
     this.#db = db;
     this.#windowMs = options.batchWindowMs ?? 20;
     this.#maxRows = Math.max(1, options.maxBatchRows ?? 500);
+    this.#spool = options.spool;
+    this.#log = options.log;
+    if (this.#spool) {
+      // Also at start: a previous process of this pod may have died with charges on disk.
+      this.#drainTimer = setInterval(() => void this.#drainQuietly(), options.drainIntervalMs ?? 1_000);
+      this.#drainTimer.unref();
+      void this.#drainQuietly();
+    }
+  }
+
+  /** Charges on disk waiting for Postgres (possibly; false once a drain found none). */
+  get spoolPending(): boolean {
+    return this.#spool?.maybePending ?? false;
+  }
+
+  /** Writes the spooled charges to Postgres now; rejects while it is unreachable. Returns the rows written. */
+  drainSpool(): Promise<number> {
+    const spool = this.#spool;
+    if (spool === undefined) return Promise.resolve(0);
+    this.#draining ??= spool
+      .drain((rows) => this.#insert(rows), this.#maxRows)
+      .then((written) => {
+        this.#degraded = false;
+        return written;
+      })
+      .finally(() => {
+        this.#draining = undefined;
+      });
+    return this.#draining;
+  }
+
+  async #drainQuietly(): Promise<void> {
+    if (!this.#spool?.maybePending) return;
+    try {
+      await this.drainSpool();
+    } catch (error) {
+      if (!isUnavailable(error)) this.#log?.warn({ err: String(error) }, 'draining the charge spool failed');
+    }
   }
 
   /** Resolves once every row is committed (or was already there); rejects with a DbError. */
@@ -88,6 +141,8 @@ export class ChargeStore {
 
   /** Sum of the charges of one budget period, in nano-USD. */
   async sumForPeriod(budgetId: string, periodStartMs: number): Promise<number> {
+    // A sum missing this pod's spooled charges would load a budget's usage too low for the rest of its period.
+    if (this.spoolPending) await this.drainSpool();
     const { rows } = await this.#db.query<{ total: number | bigint }>(SUM_SQL, [budgetId, periodStartMs]);
     const total = rows[0]?.total ?? 0;
     if (typeof total !== 'number')
@@ -106,7 +161,10 @@ export class ChargeStore {
   /** Refuses new charges and waits for the pending ones. The Db stays open (it is not ours). */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#drainTimer);
     await this.flush();
+    await this.#drainQuietly();
+    this.#spool?.close();
   }
 
   #kick(): void {
@@ -139,11 +197,23 @@ export class ChargeStore {
   }
 
   async #write(batch: readonly Waiter[]): Promise<void> {
+    const rows = batch.flatMap((waiter) => waiter.rows);
     try {
-      await this.#insert(batch.flatMap((waiter) => waiter.rows));
+      if (this.#degraded && this.#spool) await this.#spoolRows(rows);
+      else await this.#insert(rows);
       for (const waiter of batch) waiter.resolve();
       return;
     } catch (error) {
+      if (isUnavailable(error) && this.#spool) {
+        this.#degraded = true;
+        try {
+          await this.#spoolRows(rows);
+          for (const waiter of batch) waiter.resolve();
+        } catch (spoolError) {
+          for (const waiter of batch) waiter.reject(spoolError);
+        }
+        return;
+      }
       const connection = error instanceof DbError && (error.code === 'connection_failed' || error.code === 'closed');
       if (batch.length === 1 || connection) {
         for (const waiter of batch) waiter.reject(error);
@@ -158,6 +228,16 @@ export class ChargeStore {
       } catch (error) {
         waiter.reject(error);
       }
+    }
+  }
+
+  async #spoolRows(rows: readonly Charge[]): Promise<void> {
+    try {
+      await this.#spool?.append(rows);
+    } catch (error) {
+      throw new DbError('connection_failed', `Postgres is unreachable and the charge spool failed: ${String(error)}`, {
+        cause: error,
+      });
     }
   }
 

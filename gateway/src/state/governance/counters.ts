@@ -2,10 +2,12 @@
 // release, and reads for the quota/usage endpoints. Budget usage lost from the coordinator (a Redis restart)
 // is loaded back from the durable charges in Postgres on the next admission.
 import { CoordError } from '../coord/errors.ts';
+import { INVALIDATE_BUDGET } from '../coord/governance/invalidate.ts';
 import { budgetKeys, type RateKind, rateKey } from '../coord/governance/keys.ts';
 import { ADMIT, LOAD_BUDGET, READ_BUDGETS, READ_RATES, SETTLE } from '../coord/governance/scripts.ts';
 import type { ScriptReply } from '../coord/scripts.ts';
 import type { Coordinator } from '../coord/types.ts';
+import { isUnavailable } from '../errors.ts';
 import type { ChargeStore } from './charges.ts';
 import {
   checkBudget,
@@ -110,15 +112,72 @@ export interface GovernanceCountersOptions {
   maxAttempts?: number;
 }
 
+/** A budget period whose Redis usage missed settlements while Redis was unreachable. */
+interface StalePeriod {
+  budgetId: string;
+  periodStartMs: number;
+  periodEndMs: number;
+  requestIds: Set<string>;
+}
+
+/** Bounds of the stale set (a long outage under load): past them reservations are left to expire by TTL. */
+const MAX_STALE_PERIODS = 10_000;
+const MAX_STALE_REQUESTS = 10_000;
+
 export class GovernanceCounters {
   readonly #coord: Coordinator;
   readonly #charges: ChargeStore;
   readonly #maxAttempts: number | undefined;
+  readonly #stale = new Map<string, StalePeriod>();
+  #healing: Promise<void> | undefined;
 
   constructor(coord: Coordinator, charges: ChargeStore, options: GovernanceCountersOptions = {}) {
     this.#coord = coord;
     this.#charges = charges;
     this.#maxAttempts = options.maxAttempts;
+  }
+
+  /** Budget periods waiting for `heal` (their settlement or release could not reach Redis). */
+  get stalePeriods(): number {
+    return this.#stale.size;
+  }
+
+  /**
+   * Drops the Redis usage of every budget period whose settlement failed while Redis was down, so the next
+   * admission loads it from Postgres, which has every charge. Called when Redis is back; what fails stays.
+   */
+  heal(now: number): Promise<void> {
+    this.#healing ??= this.#heal(now).finally(() => {
+      this.#healing = undefined;
+    });
+    return this.#healing;
+  }
+
+  async #heal(now: number): Promise<void> {
+    if (this.#stale.size === 0) return;
+    // Another pod may load the period next: Postgres must have this pod's spooled charges first.
+    if (this.#charges.spoolPending) await this.#charges.drainSpool();
+    for (const [key, p] of [...this.#stale]) {
+      await this.#coord.run(INVALIDATE_BUDGET, budgetKeys(p.budgetId, p.periodStartMs), [
+        now,
+        p.periodEndMs,
+        ...p.requestIds,
+      ]);
+      this.#stale.delete(key);
+    }
+  }
+
+  #markStale(requestId: string, budgets: readonly BudgetPeriod[]): void {
+    for (const b of budgets) {
+      const key = budgetKeys(b.budgetId, b.periodStartMs)[0];
+      let p = this.#stale.get(key);
+      if (p === undefined) {
+        if (this.#stale.size >= MAX_STALE_PERIODS) continue;
+        p = { budgetId: b.budgetId, periodStartMs: b.periodStartMs, periodEndMs: b.periodEndMs, requestIds: new Set() };
+        this.#stale.set(key, p);
+      }
+      if (p.requestIds.size < MAX_STALE_REQUESTS) p.requestIds.add(requestId);
+    }
   }
 
   /** Checks every limit and reserves every budget in one atomic step: all or nothing. */
@@ -199,8 +258,24 @@ export class GovernanceCounters {
     } catch (error) {
       result = { durable: false, error };
     }
-    await this.#settle(req.requestId, req.now, req.budgets, req.tokens);
+    await this.#settleOrMark(req.requestId, req.now, req.budgets, req.tokens);
     return result;
+  }
+
+  async #settleOrMark(
+    requestId: string,
+    now: number,
+    budgets: readonly BudgetCharge[],
+    tokens: readonly TokenUsage[],
+  ): Promise<void> {
+    try {
+      await this.#settle(requestId, now, budgets, tokens);
+    } catch (error) {
+      // Whether the script ran is unknown (the reply may be what was lost): never retried, which could count
+      // twice; the period is reloaded from Postgres instead once Redis is back.
+      if (isUnavailable(error)) this.#markStale(requestId, budgets);
+      throw error;
+    }
   }
 
   /** Frees the reservations of a request that failed before any cost (nothing is charged). */
@@ -212,7 +287,7 @@ export class GovernanceCounters {
       'budget',
       req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs)[0]),
     );
-    await this.#settle(
+    await this.#settleOrMark(
       req.requestId,
       req.now,
       req.budgets.map((b) => ({ ...b, costNano: 0 })),
@@ -224,7 +299,14 @@ export class GovernanceCounters {
   async usage(budgets: readonly { budgetId: string; periodStartMs: number }[], now: number): Promise<BudgetUsage[]> {
     checkInt('now', now, 0);
     const keys = budgets.flatMap((b) => budgetKeys(b.budgetId, b.periodStartMs).slice(0, 2));
-    const reply = await this.#coord.run(READ_BUDGETS, keys, [now]);
+    let reply: ScriptReply;
+    try {
+      reply = await this.#coord.run(READ_BUDGETS, keys, [now]);
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+      // Redis is down: the views show what Postgres has charged (reservations are unknown then).
+      reply = budgets.flatMap(() => [0, 0, 0]);
+    }
     if (!isNumberArray(reply) || reply.length !== budgets.length * 3)
       throw new CoordError('script_failed', 'unexpected reply of the budget read script');
     return Promise.all(

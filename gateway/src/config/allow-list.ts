@@ -1,6 +1,7 @@
 // Allow-lists (spec, breaking changes 1 and 4): empty denies all, ["*"] allows all,
 // and `*` mixed with other values or duplicate values are rejected.
 import { z } from 'zod';
+import { nameString } from '../schemas/strings.ts';
 
 export const WILDCARD = '*';
 
@@ -18,7 +19,7 @@ export function allowListIssue(values: readonly string[]): string | undefined {
 /** An allow-list field; `name` appears in the error message. Omitted means empty (deny all). */
 export function allowList(name: string) {
   return z
-    .array(z.string().min(1).max(256))
+    .array(nameString(256))
     .max(1000)
     .default([])
     .superRefine((values, ctx) => {

@@ -3,6 +3,7 @@
 // `customer`, and a routing rule's or pricing override's `scope_id` holds the team's, customer's or virtual
 // key's name. Names are resolved to ids when the file is applied (state/services/governance/config-file.ts).
 import { z } from 'zod';
+import { nameString } from '../schemas/strings.ts';
 import { OwnerInput } from '../state/services/governance/owners.ts';
 import { PricingOverrideInput } from '../state/services/governance/pricing-overrides.ts';
 import { RoutingRuleInput } from '../state/services/governance/routing-rules.ts';
@@ -10,7 +11,7 @@ import { stripIgnoredFields, VirtualKeyInput } from '../state/services/governanc
 import { isRecord } from '../util/records.ts';
 import { WILDCARD } from './allow-list.ts';
 
-const OwnerName = z.string().trim().min(1).max(128);
+const OwnerName = nameString(128, { trim: true });
 
 /** A virtual key in the file: the API's create body with a required `value` and `team` / `customer` names. */
 export const FileVirtualKey = z.preprocess(

@@ -1,14 +1,28 @@
 import type { z } from 'zod';
 
+/** `a.b[0].c`: a JSON path as messages and `param` write it. */
+export function pathText(path: readonly PropertyKey[], prefix = ''): string {
+  return path.reduce<string>(
+    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
+    prefix,
+  );
+}
+
 /** `a.b[0].c: message` for each issue: the JSON path and what was expected. */
 export function formatIssues(error: z.ZodError, prefix = ''): string {
-  return error.issues
-    .map((i) => {
-      const path = i.path.reduce<string>(
-        (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
-        prefix,
-      );
-      return `${path || '(root)'}: ${i.message}`;
-    })
-    .join('; ');
+  return error.issues.map((i) => `${pathText(i.path, prefix) || '(root)'}: ${messageOf(i)}`).join('; ');
+}
+
+/** A record key's issue says only "Invalid key in record": name what is wrong with the key. */
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'invalid_key') return issue.message;
+  return `invalid key: ${issue.issues.map((i) => i.message).join('; ')}`;
+}
+
+/** The field the first issue is about (an unknown key names that key), or undefined for the root. */
+export function issueParam(error: z.ZodError, prefix = ''): string | undefined {
+  const first = error.issues[0];
+  if (!first) return undefined;
+  const path = [...first.path, ...(first.code === 'unrecognized_keys' ? first.keys.slice(0, 1) : [])];
+  return pathText(path, prefix) || undefined;
 }

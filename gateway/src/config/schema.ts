@@ -1,53 +1,68 @@
 // config.json, validated with zod. Field names follow the reference gateway's layout (snake_case).
 // Values written as `env.NAME` are resolved from the environment before validation (see resolve-env.ts).
 import { z } from 'zod';
+import {
+  headerNameString,
+  headerValueString,
+  httpUrlString,
+  idString,
+  nameMap,
+  nameString,
+  textString,
+} from '../schemas/strings.ts';
 import { allowList } from './allow-list.ts';
 import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
+/** Regions, projects and API versions become part of an upstream host name, path or query. */
+const URL_SAFE = /^[A-Za-z0-9._:-]+$/;
+const URL_SAFE_RULE = 'letters, digits, ., _, : and - only (it becomes part of the upstream URL)';
+const Region = nameString(64).regex(/^[a-z0-9-]+$/, 'regions are lower-case letters, digits and -');
 
 export const NetworkConfigInput = z.strictObject({
-  base_url: z.url({ protocol: /^https?$/, error: 'base_url must be an http(s) URL' }).optional(),
+  base_url: httpUrlString().optional(),
   default_request_timeout_in_seconds: z.number().positive().max(3600).optional(),
   max_retries: z.number().int().min(0).max(10).optional(),
   retry_backoff_initial: z.number().int().min(0).max(60_000).optional().describe('milliseconds'),
   retry_backoff_max: z.number().int().min(0).max(300_000).optional().describe('milliseconds'),
-  extra_headers: z.record(z.string(), z.string()).optional(),
+  extra_headers: z.record(headerNameString(), headerValueString()).optional(),
 });
 export type NetworkConfigInput = z.infer<typeof NetworkConfigInput>;
 
 export const AzureKeyConfig = z.strictObject({
-  endpoint: z.url({ protocol: /^https?$/ }),
-  api_version: z.string().min(1).optional(),
+  endpoint: httpUrlString(),
+  api_version: nameString(64).regex(URL_SAFE, URL_SAFE_RULE).optional(),
   /** Legacy per-provider deployments map; moved into `aliases` on load. */
-  deployments: z.record(z.string(), z.string()).optional(),
+  deployments: nameMap().optional(),
 });
 export const BedrockKeyConfig = z.strictObject({
-  access_key: z.string().min(1),
-  secret_key: z.string().min(1),
-  region: z.string().min(1),
-  session_token: z.string().min(1).optional(),
-  deployments: z.record(z.string(), z.string()).optional(),
+  access_key: headerValueString(1024, 1),
+  secret_key: headerValueString(1024, 1),
+  region: Region,
+  session_token: headerValueString(8192, 1).optional(),
+  deployments: nameMap().optional(),
 });
 export const VertexKeyConfig = z.strictObject({
-  project_id: z.string().min(1),
-  region: z.string().min(1),
-  auth_credentials: z.string().min(1).optional(),
-  deployments: z.record(z.string(), z.string()).optional(),
+  project_id: nameString(128).regex(URL_SAFE, URL_SAFE_RULE),
+  region: Region,
+  /** Service-account JSON: multi-line text. */
+  auth_credentials: textString(65_536, 1).optional(),
+  deployments: nameMap().optional(),
 });
 export const ReplicateKeyConfig = z.strictObject({
   use_deployments_endpoint: z.boolean().default(false),
-  deployments: z.record(z.string(), z.string()).optional(),
+  deployments: nameMap().optional(),
 });
 
 /** A provider key as an API caller or config.json writes it. */
 export const KeyInput = z.strictObject({
-  id: z.string().min(1).max(128).optional(),
-  name: z.string().min(1).max(128).optional(),
-  value: z.string().max(8192).default(''),
+  id: idString().optional(),
+  name: nameString().optional(),
+  /** Sent upstream as a header value (Authorization, x-api-key, ...). */
+  value: headerValueString().default(''),
   models: allowList('models'),
   weight: z.number().min(0).max(1_000_000).default(1),
-  aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
+  aliases: nameMap().default({}),
   azure_key_config: AzureKeyConfig.optional(),
   bedrock_key_config: BedrockKeyConfig.optional(),
   vertex_key_config: VertexKeyConfig.optional(),
@@ -64,7 +79,7 @@ export const ClientConfig = z.strictObject({
   enforce_auth_on_inference: z.boolean().default(true),
   max_request_body_size_mb: z.number().positive().max(1024).default(50),
   /** Browser origins allowed by CORS: exact origins (`https://app.example.com`) or `*`. */
-  allowed_origins: z.array(z.string().min(1)).default([]),
+  allowed_origins: z.array(nameString(1024)).max(1000).default([]),
   /** How long a session stays on the key it was first given (x-gateway-session-id). */
   session_stickiness_ttl_seconds: z
     .number()
@@ -76,11 +91,19 @@ export const ClientConfig = z.strictObject({
 });
 export type ClientConfig = z.infer<typeof ClientConfig>;
 
-const Secret = z.string().min(8, 'must be at least 8 characters');
+/** Compared with what callers send in headers, so header-safe. */
+const Secret = headerValueString(1024).min(8, 'must be at least 8 characters');
 export const AuthConfig = z.strictObject({
-  admin_api_keys: z.array(z.strictObject({ name: z.string().min(1), value: Secret })).default([]),
-  inference_tokens: z.array(z.strictObject({ name: z.string().min(1), value: Secret })).default([]),
-  basic_users: z.array(z.strictObject({ username: z.string().min(1), password: Secret })).default([]),
+  admin_api_keys: z.array(z.strictObject({ name: nameString(), value: Secret })).default([]),
+  inference_tokens: z.array(z.strictObject({ name: nameString(), value: Secret })).default([]),
+  basic_users: z
+    .array(
+      z.strictObject({
+        username: nameString().regex(/^[^:]*$/, 'must not contain ":"'),
+        password: nameString(1024).min(8, 'must be at least 8 characters'),
+      }),
+    )
+    .default([]),
 });
 export type AuthConfig = z.infer<typeof AuthConfig>;
 

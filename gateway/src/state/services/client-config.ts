@@ -1,10 +1,10 @@
 // The client settings (`client` of config.json, `/api/config`): one row, validated, published on change.
 import { z } from 'zod';
-import { formatIssues } from '../../config/issues.ts';
 import { ClientConfig } from '../../config/schema.ts';
 import type { Db, Queryable } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import type { ChangeEvent } from '../events.ts';
+import { invalidInput } from './input.ts';
 
 const REMOVED_FIELDS: Record<string, string> = {
   allow_direct_keys:
@@ -28,7 +28,7 @@ export class ClientConfigService {
   /** PUT /api/config: replaces the client settings; omitted fields take their defaults. */
   async put(body: unknown): Promise<ClientConfig> {
     const shape = PutBody.safeParse(body);
-    if (!shape.success) throw new StateError('invalid', formatIssues(shape.error));
+    if (!shape.success) throw invalidInput(shape.error);
     const cfg = parseClientConfig(shape.data.client_config, 'client_config');
     await this.write(cfg);
     return cfg;
@@ -54,7 +54,7 @@ export function parseClientConfig(raw: Record<string, unknown>, path: string): C
     if (field in raw) throw new StateError('invalid', `${path}.${field}: ${why}`, field);
   }
   const r = ClientConfig.safeParse(raw);
-  if (!r.success) throw new StateError('invalid', formatIssues(r.error, path));
+  if (!r.success) throw invalidInput(r.error, path);
   return r.data;
 }
 

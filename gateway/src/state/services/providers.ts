@@ -1,7 +1,6 @@
 // Providers and their keys: validate -> write -> publish. The one write path for the REST API,
 // config.json at start and the operator.
 import { z } from 'zod';
-import { formatIssues } from '../../config/issues.ts';
 import { type ConfigFile, KeyInput, NetworkConfigInput, PROVIDER_NAME } from '../../config/schema.ts';
 import type { SecretBox } from '../../crypto/secretbox.ts';
 import { DbError } from '../db/errors.ts';
@@ -10,6 +9,7 @@ import { StateError } from '../errors.ts';
 import type { ChangeEvent } from '../events.ts';
 import { newId, stableId } from '../ids.ts';
 import type { Actor, ProviderCatalog } from './catalog.ts';
+import { checkPathParam, invalidInput } from './input.ts';
 import { iso, type KeyRow, KeySecrets, keyView, mergeSecrets, splitKeyInput } from './key-record.ts';
 
 export const ProviderInput = z.strictObject({
@@ -70,6 +70,7 @@ export class ProviderService {
   }
 
   async update(name: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    checkPathParam(name, 'provider');
     const input = parseProviderBody(body);
     if (input.provider && input.provider !== name) {
       throw new StateError(
@@ -121,6 +122,7 @@ export class ProviderService {
   }
 
   async addKey(provider: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    checkPathParam(provider, 'provider');
     const input = parseKeyBody(body);
     const id = input.id ?? newId();
     await this.deps.db.transaction(async (tx) => {
@@ -133,6 +135,8 @@ export class ProviderService {
   }
 
   async updateKey(provider: string, id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    checkPathParam(provider, 'provider');
+    checkPathParam(id, 'key_id');
     const input = parseKeyBody(body);
     if (input.id && input.id !== id) {
       throw new StateError('invalid', `id: the body names key ${input.id} but the path names ${id}`, 'id');
@@ -277,6 +281,7 @@ export class ProviderService {
   }
 
   private async row(q: Queryable, name: string, lock = false): Promise<ProviderRow> {
+    checkPathParam(name, 'provider');
     const { rows } = await q.query<ProviderRow & Record<string, unknown>>(
       `SELECT * FROM providers WHERE name = $1${lock ? ' FOR UPDATE' : ''}`,
       [name],
@@ -287,6 +292,7 @@ export class ProviderService {
   }
 
   private async keyRow(q: Queryable, provider: string, id: string, lock = false): Promise<KeyRow> {
+    checkPathParam(id, 'key_id');
     const { rows } = await q.query<KeyRow & Record<string, unknown>>(
       `SELECT * FROM provider_keys WHERE provider = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
       [provider, id],
@@ -328,13 +334,13 @@ async function refuseIfReferenced(tx: Queryable, keyIds: string[]): Promise<void
 function parseProviderBody(body: unknown): ProviderInput {
   if (body && typeof body === 'object' && 'keys' in body) throw new StateError('invalid', KEYS_MOVED, 'keys');
   const r = ProviderInput.safeParse(body ?? {});
-  if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+  if (!r.success) throw invalidInput(r.error);
   return r.data;
 }
 
 function parseKeyBody(body: unknown): KeyInput {
   const r = KeyInput.safeParse(body ?? {});
-  if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+  if (!r.success) throw invalidInput(r.error);
   return r.data;
 }
 

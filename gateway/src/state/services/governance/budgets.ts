@@ -3,6 +3,7 @@
 import type { Budget, BudgetOwnerKind } from '../../../governance/model.ts';
 import type { Db } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
+import { checkPathParam } from '../input.ts';
 
 const NANO = 1e9;
 
@@ -97,6 +98,7 @@ export class BudgetService {
 
   /** One budget with its limit and usage (the Budget resource's status). */
   async get(id: string): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     const [detail] = await this.details(id);
     if (!detail) throw new StateError('not_found', `budget ${id} not found`, 'id');
     return detail;

@@ -1,12 +1,12 @@
 // The storage skeleton pricing overrides and routing rules share: one table of rows keyed by `id`, each write in a
 // transaction followed by a governance change event. A service keeps its own validation, columns and view.
 import type { z } from 'zod';
-import { formatIssues } from '../../../config/issues.ts';
 import { DbError } from '../../db/errors.ts';
 import type { Db, Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import type { ChangeEvent } from '../../events.ts';
 import type { ProviderCatalog } from '../catalog.ts';
+import { checkPathParam, invalidInput } from '../input.ts';
 
 /** Fields a client may echo back from a GET; they are the store's, so a write ignores them. */
 const READ_ONLY_FIELDS = new Set(['created_at', 'updated_at']);
@@ -42,7 +42,7 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
       ? Object.fromEntries(Object.entries(body).filter(([k]) => !READ_ONLY_FIELDS.has(k)))
       : (body ?? {});
   const r = schema.safeParse(cleaned);
-  if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+  if (!r.success) throw invalidInput(r.error);
   return r.data;
 }
 
@@ -112,6 +112,7 @@ export abstract class GovernanceTable<Row, Input extends { id?: string | undefin
 
   /** The row, optionally locked for the transaction; `not_found` when there is none. */
   protected async row(q: Queryable, id: string, lock = false): Promise<Row> {
+    checkPathParam(id, 'id');
     const { rows } = await q.query<Row & Record<string, unknown>>(
       `SELECT * FROM ${this.spec.table} WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
       [id],

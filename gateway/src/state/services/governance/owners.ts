@@ -1,8 +1,8 @@
 // Teams and customers: the same shape in two tables, one implementation. Each owns budgets (rows in
 // `budgets` by team_id / customer_id) and an optional rate limit. validate -> write in a transaction -> publish.
 import { z } from 'zod';
-import { formatIssues } from '../../../config/issues.ts';
 import type { RateLimit, Team } from '../../../governance/model.ts';
+import { idString, nameString, textString } from '../../../schemas/strings.ts';
 import { isRecord, omit } from '../../../util/records.ts';
 import { DbError } from '../../db/errors.ts';
 import type { Db, Queryable } from '../../db/types.ts';
@@ -10,6 +10,7 @@ import { StateError } from '../../errors.ts';
 import type { ChangeEvent } from '../../events.ts';
 import { newId, stableId } from '../../ids.ts';
 import type { Actor } from '../catalog.ts';
+import { checkPathParam, invalidInput } from '../input.ts';
 import { iso } from '../key-record.ts';
 import { type BudgetRow, type BudgetUsage, type BudgetUsageFn, budgetDetail, toBudget, usdToNano } from './budgets.ts';
 import { BudgetInput, RateLimitInput } from './validate.ts';
@@ -17,14 +18,9 @@ import { BudgetInput, RateLimitInput } from './validate.ts';
 const MAX_BUDGETS_PER_OWNER = 20;
 
 export const OwnerInput = z.strictObject({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .regex(/^[A-Za-z0-9._:-]+$/, 'ids are letters, digits, ., _, : and -')
-    .optional(),
-  name: z.string().trim().min(1).max(128),
-  description: z.string().max(4096).default(''),
+  id: idString().optional(),
+  name: nameString(128, { trim: true }),
+  description: textString(4096).default(''),
   budgets: z
     .array(BudgetInput)
     .max(MAX_BUDGETS_PER_OWNER)
@@ -107,6 +103,7 @@ export class OwnerService {
 
   /** PUT: replaces name, description, rate limit and budgets; budgets sent with their id keep their usage. */
   async update(id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     const input = parseOwnerBody(body);
     if (input.id !== undefined && input.id !== id) {
       throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
@@ -294,6 +291,7 @@ export class OwnerService {
   }
 
   private async row(q: Queryable, id: string, lock = false): Promise<OwnerRow> {
+    checkPathParam(id, 'id');
     const { rows } = await q.query<OwnerRow & Record<string, unknown>>(
       `SELECT * FROM ${this.t.table} WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
       [id],
@@ -333,7 +331,7 @@ export async function readOwnerModels(q: Queryable, kind: OwnerKind): Promise<Ma
 
 export function parseOwnerBody(body: unknown): OwnerInput {
   const r = OwnerInput.safeParse(stripReadOnly(body ?? {}));
-  if (!r.success) throw new StateError('invalid', formatIssues(r.error));
+  if (!r.success) throw invalidInput(r.error);
   return r.data;
 }
 

@@ -3,9 +3,11 @@
 import { z } from 'zod';
 import { WILDCARD } from '../../../config/allow-list.ts';
 import type { PricingOverride } from '../../../governance/model.ts';
+import { idString, nameString } from '../../../schemas/strings.ts';
 import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import { newId, stableId } from '../../ids.ts';
+import { checkPathParam } from '../input.ts';
 import { iso } from '../key-record.ts';
 import { type GovernanceServiceDeps, GovernanceTable, parseBody } from './crud.ts';
 
@@ -16,11 +18,11 @@ export const PricingScope = z.enum(['global', 'provider', 'provider_key', 'virtu
 
 export const PricingOverrideInput = z
   .strictObject({
-    id: z.string().min(1).max(128).optional(),
+    id: idString().optional(),
     scope: PricingScope,
-    scope_id: z.string().min(1).max(256).nullish(),
-    provider: z.string().min(1).max(64),
-    model: z.string().trim().min(1).max(256),
+    scope_id: nameString(256).nullish(),
+    provider: nameString(64),
+    model: nameString(256, { trim: true }),
     input_cost_per_token: Cost,
     output_cost_per_token: Cost,
     cache_read_cost_per_token: Cost.nullish(),
@@ -78,6 +80,7 @@ export class PricingOverrideService extends GovernanceTable<OverrideRow, Pricing
 
   /** PUT: replaces every field. */
   async update(id: string, body: unknown): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     return this.replaceRow(id, this.parse(body), (tx, input) => this.check(tx, input, id));
   }
 

@@ -3,9 +3,11 @@
 import { z } from 'zod';
 import { loadCel } from '../../../governance/cel-module.ts';
 import type { RoutingRule } from '../../../governance/model.ts';
+import { idString, nameString, textString } from '../../../schemas/strings.ts';
 import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import { newId, stableId } from '../../ids.ts';
+import { checkPathParam } from '../input.ts';
 import { iso } from '../key-record.ts';
 import { type GovernanceServiceDeps, GovernanceTable, parseBody } from './crud.ts';
 
@@ -14,25 +16,26 @@ export const MAX_FALLBACKS = 10;
 const INT32_MAX = 2_147_483_647;
 
 const Target = z.strictObject({
-  provider: z.string().min(1).max(64),
-  model: z.string().trim().min(1).max(256),
+  provider: nameString(64),
+  model: nameString(256, { trim: true }),
   weight: z.number().positive().max(1_000_000).default(1),
 });
 
 export const RoutingRuleInput = z
   .strictObject({
-    id: z.string().min(1).max(128).optional(),
-    name: z.string().trim().min(1).max(128),
-    description: z.string().max(4096).default(''),
+    id: idString().optional(),
+    name: nameString(128, { trim: true }),
+    description: textString(4096).default(''),
     enabled: z.boolean().default(true),
-    condition: z.string().trim().min(1).max(4096),
+    /** A CEL expression: may span lines. */
+    condition: textString(4096).trim().min(1),
     targets: z.array(Target).min(1).max(MAX_TARGETS),
     fallbacks: z
-      .array(z.string().regex(/^[^/\s]+\/\S+$/, 'expected "<provider>/<model>"'))
+      .array(nameString(512).regex(/^[^/\s]+\/\S+$/, 'expected "<provider>/<model>"'))
       .max(MAX_FALLBACKS)
       .default([]),
     scope: z.enum(['global', 'team', 'customer', 'virtual_key']).default('global'),
-    scope_id: z.string().min(1).max(128).nullish(),
+    scope_id: nameString(128).nullish(),
     priority: z.int().min(-INT32_MAX).max(INT32_MAX).default(0),
   })
   .superRefine((r, ctx) => {
@@ -104,6 +107,7 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
 
   /** PUT: replaces every field. */
   async update(id: string, body: unknown): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     return this.replaceRow(id, await this.parse(body), (tx, input) => this.checkScope(tx, input));
   }
 

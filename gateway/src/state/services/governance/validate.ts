@@ -2,8 +2,9 @@
 // References to other rows (teams, customers, provider keys) are checked by the service in its transaction.
 import { z } from 'zod';
 import { allowList, allowListIssue, WILDCARD } from '../../../config/allow-list.ts';
-import { formatIssues } from '../../../config/issues.ts';
+import { formatIssues, issueParam } from '../../../config/issues.ts';
 import type { RateLimit } from '../../../governance/model.ts';
+import { idString, nameString, textString } from '../../../schemas/strings.ts';
 import { isRecord, omit } from '../../../util/records.ts';
 import { isValueShaped, VALUE_RULE } from './virtual-keys-value.ts';
 
@@ -15,11 +16,9 @@ const MAX_BUDGETS = 20;
 const MAX_LIST = 100;
 /** RFC 9110 token characters, lower-cased; `*` only as the whole list. */
 const HEADER_NAME = /^[!#$%&'+.^_`|~0-9a-z-]+$/;
-const ID = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9._:-]+$/, 'ids are letters, digits, ., _, : and -');
+const ID = idString();
+/** Postgres cannot store year 0, and no key expires before the Unix epoch matters. */
+const EARLIEST = Date.UTC(1970, 0, 1);
 
 export const ResetDuration = z
   .string()
@@ -65,7 +64,7 @@ export type BudgetInput = z.infer<typeof BudgetInput>;
 const Budgets = z.array(BudgetInput).max(MAX_BUDGETS).default([]);
 
 export const ProviderConfigInput = z.strictObject({
-  provider: z.string().min(1).max(64),
+  provider: nameString(64),
   allowed_models: allowList('allowed_models'),
   key_ids: allowList('key_ids'),
   weight: z
@@ -81,7 +80,7 @@ export type ProviderConfigInput = z.infer<typeof ProviderConfigInput>;
 
 export const McpConfigInput = z
   .strictObject({
-    mcp_client_name: z.string().min(1).max(128),
+    mcp_client_name: nameString(128),
     tools_to_execute: allowList('tools_to_execute'),
     tools_to_auto_execute: allowList('tools_to_auto_execute'),
   })
@@ -121,11 +120,12 @@ const ExtraHeaders = z
 export const VirtualKeyInput = z
   .strictObject({
     id: ID.optional(),
-    name: z.string().trim().min(1).max(128),
-    description: z.string().max(4096).default(''),
+    name: nameString(128, { trim: true }),
+    description: textString(4096).default(''),
     is_active: z.boolean().default(true),
     expires_at: z.iso
       .datetime({ offset: true })
+      .refine((d) => Date.parse(d) >= EARLIEST, 'must be a date from 1970 on')
       .nullish()
       .transform((d) => d ?? null),
     value: z.string().max(512).refine(isValueShaped, VALUE_RULE).optional(),
@@ -209,9 +209,7 @@ export function validateVirtualKey(body: unknown, mode: 'create' | 'update'): Va
   }
   const r = VirtualKeyInput.safeParse(stripIgnoredFields(body));
   if (!r.success) {
-    const first = r.error.issues[0];
-    const path = [...(first?.path ?? []), ...(first?.code === 'unrecognized_keys' ? first.keys.slice(0, 1) : [])];
-    return fail(formatIssues(r.error), path.length > 0 ? pathText(path) : undefined);
+    return fail(formatIssues(r.error), issueParam(r.error));
   }
   return { ok: true, value: r.data };
 }
@@ -234,14 +232,6 @@ export function stripIgnoredFields(body: unknown): unknown {
     });
   }
   return top;
-}
-
-/** `a.b[0].c`, as formatIssues writes paths. */
-function pathText(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
-    '',
-  );
 }
 
 function stripBudget(b: unknown): unknown {

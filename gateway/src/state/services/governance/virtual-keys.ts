@@ -6,6 +6,7 @@ import { StateError } from '../../errors.ts';
 import type { ChangeEvent } from '../../events.ts';
 import { newId, stableId } from '../../ids.ts';
 import type { Actor, ProviderCatalog } from '../catalog.ts';
+import { checkPathParam } from '../input.ts';
 import { type BudgetUsageFn, budgetDetail, budgetSummary } from './budgets.ts';
 import { type VirtualKeyInput, validateVirtualKey } from './validate.ts';
 import {
@@ -49,6 +50,7 @@ export class VirtualKeyService {
 
   /** One key with full budget details: limits, current usage, last and next reset. */
   async get(id: string): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     const [entry] = toVirtualKeys(await readVirtualKeyRows(this.deps.db, id));
     if (!entry) throw notFound(id);
     const { row, key } = entry;
@@ -73,6 +75,7 @@ export class VirtualKeyService {
 
   /** Replaces the editable fields, provider configs and budgets; the value cannot change. */
   async update(id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     const input = this.parse(body, 'update');
     if (input.id !== undefined && input.id !== id) {
       throw new StateError('invalid', `id: the body names virtual key ${input.id} but the path names ${id}`, 'id');
@@ -93,6 +96,7 @@ export class VirtualKeyService {
 
   /** Replaces the value (a rotated Secret behind a VirtualKey resource); only the owner of the row may. */
   async setValue(id: string, value: string, actor: Actor): Promise<void> {
+    checkPathParam(id, 'id');
     if (!isValueShaped(value)) throw new StateError('invalid', `value: ${VALUE_RULE}`, 'value');
     await this.deps.db.transaction(async (tx) => {
       const { keys } = await readVirtualKeyRows(tx, id, true);
@@ -106,6 +110,7 @@ export class VirtualKeyService {
 
   /** Deletes the key with its provider configs, budgets and their charges. */
   async delete(id: string, actor: Actor): Promise<void> {
+    checkPathParam(id, 'id');
     await this.deps.db.transaction(async (tx) => {
       const { rows } = await tx.query<VirtualKeyRow & Record<string, unknown>>(
         'SELECT * FROM virtual_keys WHERE id = $1 FOR UPDATE',

@@ -104,6 +104,9 @@ const ENDPOINTS: Endpoint[] = [
     body: { provider: 'mistral', network_config: { base_url: 'http://127.0.0.1:9', extra_headers: { 'x-a': 'b' } } },
     oneLine: ['provider', 'network_config.base_url', 'network_config.extra_headers.x-a'],
     numbers: ['network_config.max_retries', 'network_config.default_request_timeout_in_seconds'],
+    huge: [
+      ['network_config.extra_headers', Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`x-h${i}`, 'v']))],
+    ],
   },
   {
     name: 'openai keys',
@@ -343,6 +346,8 @@ describe('provider key values are header-safe', () => {
       // The message names the character, never the secret.
       expect(err.message).not.toContain('sk-');
     }
+    const missing = await call('/api/providers/openai/keys', 'POST', { name: 'no-value' });
+    expect(errorOf(missing.body)).toMatchObject({ code: 'invalid_request', param: 'value' });
     expect(await list('/api/providers/openai/keys')).toEqual(before);
   });
 

@@ -1,11 +1,19 @@
 import type { z } from 'zod';
+import { stringIssue } from '../schemas/strings.ts';
 
 /** `a.b[0].c`: a JSON path as messages and `param` write it. */
 export function pathText(path: readonly PropertyKey[], prefix = ''): string {
   return path.reduce<string>(
-    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
+    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${segment(seg)}` : segment(seg)),
     prefix,
   );
+}
+
+/** A record key as a path segment; a hostile key (controls, very long) is quoted and cut, never echoed raw. */
+function segment(seg: PropertyKey): string {
+  const s = String(seg);
+  if (s.length <= 64 && stringIssue(s, 'line') === undefined) return s;
+  return JSON.stringify(s.slice(0, 64)) + (s.length > 64 ? '…' : '');
 }
 
 /** `a.b[0].c: message` for each issue: the JSON path and what was expected. */

@@ -2,6 +2,7 @@
 // Values written as `env.NAME` are resolved from the environment before validation (see resolve-env.ts).
 import { z } from 'zod';
 import {
+  boundedRecord,
   headerNameString,
   headerValueString,
   httpUrlString,
@@ -25,7 +26,7 @@ export const NetworkConfigInput = z.strictObject({
   max_retries: z.number().int().min(0).max(10).optional(),
   retry_backoff_initial: z.number().int().min(0).max(60_000).optional().describe('milliseconds'),
   retry_backoff_max: z.number().int().min(0).max(300_000).optional().describe('milliseconds'),
-  extra_headers: z.record(headerNameString(), headerValueString()).optional(),
+  extra_headers: boundedRecord(headerNameString(), headerValueString(), 100).optional(),
 });
 export type NetworkConfigInput = z.infer<typeof NetworkConfigInput>;
 

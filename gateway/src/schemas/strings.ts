@@ -111,10 +111,15 @@ export function httpUrlString(max = 2048) {
   return ofKind('header', 1, max).pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }));
 }
 
-/** A map of names to values (aliases, deployments): at most `maxEntries`, each side one line. */
-export function nameMap(maxEntries = 1000, maxKey = 256, maxValue = 1024) {
-  return z.record(nameString(maxKey), nameString(maxValue)).superRefine((m, ctx) => {
+/** A JSON object of at most `maxEntries` entries, keys and values checked by their schemas. */
+export function boundedRecord<K extends z.ZodType<string>, V extends z.ZodType>(key: K, value: V, maxEntries: number) {
+  return z.record(key, value).superRefine((m, ctx) => {
     const n = Object.keys(m).length;
     if (n > maxEntries) ctx.addIssue({ code: 'custom', message: `at most ${maxEntries} entries (got ${n})` });
   });
+}
+
+/** A map of names to values (aliases, deployments): at most `maxEntries`, each side one line. */
+export function nameMap(maxEntries = 1000, maxKey = 256, maxValue = 1024) {
+  return boundedRecord(nameString(maxKey), nameString(maxValue), maxEntries);
 }

@@ -273,7 +273,8 @@ export class ProviderService {
 
   private checkKey(provider: string, input: KeyInput, prov: ProviderRow): void {
     const problem = this.deps.catalog.checkKey(provider, input, Boolean(prov.network_config.base_url));
-    if (problem) throw new StateError('invalid', problem);
+    // Problems start with the field they are about (`value: required ...`).
+    if (problem) throw new StateError('invalid', problem, /^([\w.[\]]+):/.exec(problem)?.[1]);
   }
 
   private secrets(r: KeyRow): KeySecrets {

@@ -27,6 +27,8 @@ export const NetworkConfigInput = z.strictObject({
   retry_backoff_initial: z.number().int().min(0).max(60_000).optional().describe('milliseconds'),
   retry_backoff_max: z.number().int().min(0).max(300_000).optional().describe('milliseconds'),
   extra_headers: boundedRecord(headerNameString(), headerValueString(), 100).optional(),
+  /** Bound on an upstream answer read whole and on one stream event; larger answers fail with 502. Default 32. */
+  max_response_size_mb: z.number().positive().max(1024).optional(),
 });
 export type NetworkConfigInput = z.infer<typeof NetworkConfigInput>;
 

@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { Candidate } from '../governance/admission.ts';
 import { GatewayError } from '../http/errors.ts';
 import { ProviderError } from '../providers/errors.ts';
+import { redactError, secretsOf } from '../providers/shared/redact.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/types.ts';
 import type { Coordinator } from '../state/coord/types.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
@@ -23,6 +24,11 @@ export interface Attempt {
   next?: 'retry' | 'rotate' | 'fallback' | 'fail';
   error_type?: string;
   error?: string;
+  /**
+   * `stream`: the attempt answered with a success status and its stream failed afterwards (the outcome, status
+   * and error then describe that failure; latency_ms stays the time to the answer).
+   */
+  phase?: 'stream';
   latency_ms: number;
 }
 
@@ -180,8 +186,10 @@ async function attemptKey<T>(
       const value = await fn(ctx);
       trail.push(record(ctx, key, attempt, t0, null));
       return { ok: true, value };
-    } catch (err) {
-      if (!(err instanceof ProviderError)) throw err;
+    } catch (caught) {
+      if (!(caught instanceof ProviderError)) throw caught;
+      // What the upstream said goes to the trail and the caller: without any key secret of this provider.
+      const err = redactError(caught, secretsOf(entry.keys));
       const rec = record(ctx, key, attempt, t0, err);
       trail.push(rec);
       if (err.retryable && attempt < max && !ctx.signal.aborted) {
@@ -206,11 +214,17 @@ function record(ctx: CallContext, key: ProviderKey, attempt: number, t0: number,
     outcome: err ? 'error' : 'success',
     latency_ms: Math.round((performance.now() - t0) * 100) / 100,
   };
-  if (err) {
-    a.error_type = err.kind === 'upstream' ? (err.type ?? 'upstream_error') : err.kind;
-    a.error = err.message.slice(0, 500);
-  }
+  if (err) Object.assign(a, attemptError(err));
   return a;
+}
+
+/** How an attempt's trail entry describes a ProviderError (before the answer, or in its stream). */
+export function attemptError(err: ProviderError): Pick<Attempt, 'status' | 'error_type' | 'error'> {
+  return {
+    status: err.kind === 'upstream' ? err.status : null,
+    error_type: err.kind === 'upstream' ? (err.type ?? 'upstream_error') : err.kind,
+    error: err.message.slice(0, 500),
+  };
 }
 
 interface KeyChoice {

@@ -2,6 +2,7 @@
 // execution, settlement and logging.
 
 import type { Owners } from '../governance/limits.ts';
+import { secretsOf } from '../providers/shared/redact.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/log-rows.ts';
 import { messageOf } from '../util/errors.ts';
@@ -10,6 +11,7 @@ import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute
 import type { OperationSpec, UsageSummary } from './operations.ts';
 import { pinOf, sessionOf } from './request.ts';
 import { type RoutedRequest, routeRequest } from './route-request.ts';
+import { markStreamFailureFrom, WatchedStream } from './stream-trail.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -83,10 +85,12 @@ export async function runStream<Req, Res, Chunk>(
   input: InferenceInput<Req>,
   p: Prepared,
 ): Promise<{ value: AsyncIterable<Chunk>; outcome: ExecOutcome }> {
-  return run(rt, input, p, `streaming ${spec.label}`, (a) => {
+  const { value, outcome } = await run(rt, input, p, `streaming ${spec.label}`, (a) => {
     const fn = spec.stream?.(a);
     return fn && ((ctx) => fn(input.body, ctx));
   });
+  const secrets = () => secretsOf(rt.state.snapshot.providers.get(outcome.provider)?.keys ?? []);
+  return { value: new WatchedStream(value, outcome, secrets, input.signal), outcome };
 }
 
 function run<T>(
@@ -157,6 +161,8 @@ export interface LogFields {
 
 export function logRequest(rt: Runtime, f: LogFields): void {
   const o = f.outcome;
+  // A stream that started and then failed: its last attempt says so, however the route learnt of the failure.
+  if (o && f.started && f.error !== undefined) markStreamFailureFrom(o, f.error);
   const owners = f.owners;
   const entry: RequestLog = {
     id: f.id,

@@ -6,7 +6,7 @@ import { pickTarget, routingInput } from '../governance/routing-rules.ts';
 import type { Principal } from '../http/auth.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
-import { parseModelRef } from './model-ref.ts';
+import { checkModelName, parseModelRef } from './model-ref.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -76,6 +76,8 @@ export function routeRequest(
     if (!r.ok) throw denied(rt, r.error.rule, r.error.message);
     candidates = [r.value];
   } else {
+    // Every name reaches a provider through parseModelRef but this one: the same check, before routing.
+    checkModelName(primary);
     const r = routeUnprefixed(vk, primary, rt.random);
     if (!r.ok) throw denied(rt, r.error.rule, r.error.message);
     candidates = r.value;

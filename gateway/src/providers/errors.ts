@@ -10,6 +10,8 @@ export type ProviderErrorKind =
   | 'timeout'
   /** The upstream answered 2xx with a body we could not understand. */
   | 'bad_response'
+  /** The upstream's answer (or one event of a stream) exceeded `network.max_response_bytes`; the call was cut off. */
+  | 'response_too_large'
   /** The request cannot be expressed for this provider (e.g. token-id input to a text-only API). */
   | 'invalid_request'
   /** The provider has no such operation. */
@@ -49,6 +51,15 @@ export class ProviderError extends Error {
   }
 }
 
+/** The error of an upstream answer (or one stream event: `what`) larger than `limit` bytes. */
+export function responseTooLarge(limit: number, what: string): ProviderError {
+  const mib = Math.round((limit / (1024 * 1024)) * 100) / 100;
+  return new ProviderError(
+    'response_too_large',
+    `upstream ${what} exceeds ${mib} MiB (network_config.max_response_size_mb); the call was cut off`,
+  );
+}
+
 function defaultStatus(kind: ProviderErrorKind): number {
   switch (kind) {
     case 'network':
@@ -56,6 +67,8 @@ function defaultStatus(kind: ProviderErrorKind): number {
     case 'timeout':
       return 504;
     case 'bad_response':
+      return 502;
+    case 'response_too_large':
       return 502;
     case 'invalid_request':
       return 400;

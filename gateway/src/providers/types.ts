@@ -42,6 +42,8 @@ export interface NetworkConfig {
   max_retries: number;
   retry_backoff_initial_ms: number;
   retry_backoff_max_ms: number;
+  /** Bound on an upstream answer read whole, and on one event of a stream (network_config.max_response_size_mb). */
+  max_response_bytes: number;
 }
 
 export interface CallContext {

@@ -124,6 +124,7 @@ describe('unified chat -> Converse', () => {
       max_retries: 0,
       retry_backoff_initial_ms: 0,
       retry_backoff_max_ms: 0,
+      max_response_bytes: 1024,
     };
     const key = {
       id: 'k',

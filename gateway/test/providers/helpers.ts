@@ -27,6 +27,7 @@ export function callContext(o: {
       max_retries: 0,
       retry_backoff_initial_ms: 0,
       retry_backoff_max_ms: 0,
+      max_response_bytes: 32 * 1024 * 1024,
       ...o.network,
     },
     signal: new AbortController().signal,

@@ -2,6 +2,7 @@
 // models. Pure functions of the call context so they are tested without I/O.
 import { ProviderError } from '../errors.ts';
 import { authHeaders, type OpenAIRoute, type OpenAIStyleEndpoints, type RouteContext } from '../openai/endpoints.ts';
+import { pathSegment } from '../shared/url.ts';
 import type { ProviderKey } from '../types.ts';
 
 /** Latest GA data-plane api-version for the deployment routes; a key's `azure_key_config.api_version` wins. */
@@ -47,7 +48,7 @@ export const azureEndpoints: OpenAIStyleEndpoints = {
     if (!path || ctx.model === undefined) {
       throw new ProviderError('unsupported_operation', `azure has no ${route} route`);
     }
-    const deployment = encodeURIComponent(azureDeployment(ctx.key, ctx.model));
+    const deployment = pathSegment(azureDeployment(ctx.key, ctx.model));
     const version = encodeURIComponent(ctx.key.azure_key_config?.api_version ?? AZURE_DEFAULT_API_VERSION);
     return `${endpoint}/openai/deployments/${deployment}${path}?api-version=${version}`;
   },

@@ -34,6 +34,8 @@ async function readJson<T>(res: UpstreamResponse): Promise<T> {
     // Shapes are checked by the callers before use.
     return (await res.body.json()) as T;
   } catch (err) {
+    // A body over network_config.max_response_size_mb is already a ProviderError.
+    if (err instanceof ProviderError) throw err;
     throw new ProviderError('bad_response', 'bedrock returned a body that is not JSON', { cause: err });
   }
 }

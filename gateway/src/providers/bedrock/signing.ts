@@ -3,6 +3,7 @@ import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { ProviderError } from '../errors.ts';
 import { joinUrl } from '../shared/http.ts';
+import { pathSegment } from '../shared/url.ts';
 import type { CallContext, ProviderKey } from '../types.ts';
 
 export const BEDROCK_SIGNING_SERVICE = 'bedrock';
@@ -24,9 +25,13 @@ export function bedrockModelId(ctx: Pick<CallContext, 'model' | 'key'>): string 
   return ctx.key.aliases[ctx.model] ?? ctx.model;
 }
 
-/** Same escaping as the AWS SDK's path labels: ARNs carry ':' and '/', which must not split the path. */
+/**
+ * Same escaping as the AWS SDK's path labels: ARNs carry ':' and '/', which must not split the path (an
+ * inference-profile ARN goes as one segment, `arn%3Aaws%3Abedrock%3A...%3Ainference-profile%2Fus.anthropic...`).
+ * A label that is a dot segment or empty is refused (pathSegment).
+ */
 export function encodePathLabel(label: string): string {
-  return encodeURIComponent(label).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return pathSegment(label).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 export function bedrockUrl(ctx: Pick<CallContext, 'network' | 'key' | 'model'>, op: BedrockOperation): string {

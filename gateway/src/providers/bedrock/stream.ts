@@ -3,7 +3,7 @@
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { ChatChunk } from '../../schemas/chat.ts';
-import { ProviderError } from '../errors.ts';
+import { ProviderError, responseTooLarge } from '../errors.ts';
 import { type AnswerMeta, chatChunk, toolCallStart, usageChunk } from '../shared/chat.ts';
 import { translateBody, type UpstreamBody } from '../shared/stream.ts';
 import { asObject, finishReason, toUsage } from './chat.ts';
@@ -20,7 +20,8 @@ export interface FrameReader {
   readonly buffered: number;
 }
 
-export function createFrameReader(): FrameReader {
+/** `maxFrameBytes` bounds one frame (network_config.max_response_size_mb); a larger one is refused unread. */
+export function createFrameReader(maxFrameBytes = Number.POSITIVE_INFINITY): FrameReader {
   let pending = EMPTY;
   return {
     get buffered() {
@@ -34,6 +35,7 @@ export function createFrameReader(): FrameReader {
         const total = new DataView(buf.buffer, buf.byteOffset + offset, 4).getUint32(0, false);
         if (total < MIN_FRAME_BYTES)
           throw new ProviderError('bad_response', 'bedrock sent a malformed event stream frame');
+        if (total > maxFrameBytes) throw responseTooLarge(maxFrameBytes, 'stream event');
         if (buf.length - offset < total) break;
         frames.push(buf.subarray(offset, offset + total));
         offset += total;
@@ -164,7 +166,7 @@ export function createStreamTranslator(opts: {
 }
 
 export function streamChatChunks(body: UpstreamBody, translator: StreamTranslator): AsyncGenerator<ChatChunk> {
-  const reader = createFrameReader();
+  const reader = createFrameReader(body.maxBytes);
   return translateBody(
     body,
     body,

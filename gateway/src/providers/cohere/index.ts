@@ -3,7 +3,7 @@
 import { ProviderError } from '../errors.ts';
 import { bodyReadError, joinUrl, parseGenericError, send, sendJson } from '../shared/http.ts';
 import { collectPages } from '../shared/pages.ts';
-import { parseSseJson } from '../shared/sse.ts';
+import { type BoundedBody, parseSseJson } from '../shared/sse.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { toChatResponse, toCohereChatRequest } from './chat.ts';
 import { fromEmbedResponse, toEmbedRequest, tokenizeText, toModelInfos } from './embeddings.ts';
@@ -99,7 +99,7 @@ export function createCohereProvider(name: string): ProviderAdapter {
 }
 
 /** Stream events up to `[DONE]`; a broken or stalled body ends the stream with a ProviderError. */
-async function* readEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<CohereStreamEvent> {
+async function* readEvents(body: BoundedBody): AsyncGenerator<CohereStreamEvent> {
   try {
     for await (const ev of parseSseJson<CohereStreamEvent>(body)) {
       if (typeof ev.data === 'object' && ev.data !== null) yield ev.data;

@@ -4,7 +4,7 @@ import type { ChatChunk, ChatRequest, ChatResponse } from '../../schemas/chat.ts
 import type { CountTokensRequest, CountTokensResponse } from '../../schemas/count-tokens.ts';
 import { ProviderError } from '../errors.ts';
 import { bodyReadError } from '../shared/http.ts';
-import { parseSse } from '../shared/sse.ts';
+import { type BoundedBody, parseSse } from '../shared/sse.ts';
 import type { CallContext } from '../types.ts';
 import { sendGoogle, sendGoogleJson } from './errors.ts';
 import { toGeminiConversation, toGeminiTools, toGenerateContentRequest } from './request.ts';
@@ -71,7 +71,7 @@ export function createGoogleChat(endpoint: GoogleEndpoint): GoogleChatOperations
 }
 
 /** SSE payloads as Gemini responses; a broken or stalled body ends the stream with a ProviderError. */
-async function* readEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<GenerateContentResponse> {
+async function* readEvents(body: BoundedBody): AsyncGenerator<GenerateContentResponse> {
   try {
     for await (const ev of parseSse(body)) {
       let data: unknown;

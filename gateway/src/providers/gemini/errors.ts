@@ -66,6 +66,8 @@ export async function sendGoogleJson<T>(
     // The caller names the wire type it expects; fields are read defensively after this point.
     return (await res.body.json()) as T;
   } catch (err) {
+    // A body over network_config.max_response_size_mb is already a ProviderError.
+    if (err instanceof ProviderError) throw err;
     throw new ProviderError('bad_response', 'upstream returned a body that is not JSON', { cause: err });
   }
 }

@@ -1,6 +1,7 @@
 // Google Gemini API (generativelanguage.googleapis.com, v1beta). Text completions do not exist upstream.
 import { joinUrl } from '../shared/http.ts';
 import { collectPages } from '../shared/pages.ts';
+import { pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createGoogleChat, type GoogleMethod } from './adapter.ts';
 import {
@@ -26,11 +27,7 @@ function auth(ctx: Ctx): Record<string, string> {
 
 /** `gemini-2.5-flash` lives at `models/gemini-2.5-flash`; names with a collection (`tunedModels/x`) are used as given. */
 export function geminiModelPath(model: string): string {
-  const path = model.includes('/') ? model : `models/${model}`;
-  return path
-    .split('/')
-    .map((s) => encodeURIComponent(s))
-    .join('/');
+  return pathSegments(model.includes('/') ? model : `models/${model}`);
 }
 
 export function geminiUrl(baseUrl: string, model: string, method: GoogleMethod | 'batchEmbedContents'): string {

@@ -1,7 +1,7 @@
 // Server-sent event streams of OpenAI-style routes, yielded event by event as they arrive (never collected).
 import { ProviderError } from '../errors.ts';
 import { bodyReadError, send } from '../shared/http.ts';
-import { SseDecoder } from '../shared/sse.ts';
+import { type BoundedBody, SseDecoder } from '../shared/sse.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints } from './endpoints.ts';
 import { embeddedError, parseOpenAIError } from './errors.ts';
 import type { CallCtx } from './request.ts';
@@ -32,8 +32,8 @@ export async function openStream<T>(
 }
 
 /** Each JSON payload as its chunk arrives; one generator over the body, the events of a chunk decoded at once. */
-async function* events<T>(body: AsyncIterable<Uint8Array>): AsyncGenerator<T> {
-  const decoder = new SseDecoder();
+async function* events<T>(body: BoundedBody): AsyncGenerator<T> {
+  const decoder = new SseDecoder(body.maxBytes);
   let done = false;
   try {
     for await (const chunk of body) {

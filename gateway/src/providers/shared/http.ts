@@ -1,9 +1,11 @@
 // One upstream HTTP call with a timeout, mapped to ProviderError. Every provider sends through here.
 import { type Dispatcher, errors as undiciErrors } from 'undici';
 import { messageOf } from '../../util/errors.ts';
-import { ProviderError } from '../errors.ts';
+import { ProviderError, responseTooLarge } from '../errors.ts';
 import type { CallContext } from '../types.ts';
+import { boundText, keySecrets } from './redact.ts';
 import { type BodySource, textOf, UpstreamBodyQueue } from './upstream-body.ts';
+import { checkUpstreamUrl } from './url.ts';
 
 export interface UpstreamRequest {
   method?: 'GET' | 'POST';
@@ -21,7 +23,9 @@ export type ErrorBodyParser = (
   headers?: Record<string, string | string[] | undefined>,
 ) => { message: string; type?: string; code?: string };
 
-type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher' | 'forward_headers'>;
+/** `key`, when given, is the credential sent: its secrets are taken out of upstream error text. */
+type Ctx = Pick<CallContext, 'network' | 'signal' | 'dispatcher' | 'forward_headers'> &
+  Partial<Pick<CallContext, 'key'>>;
 
 /** A 2xx upstream answer whose body is read as it arrives. */
 export interface UpstreamResponse {
@@ -32,6 +36,11 @@ export interface UpstreamResponse {
 
 /** Below this, the header deadline is kept by an exact timer instead of undici's coarse one. */
 const PRECISE_DEADLINE_BELOW_MS = 2_000;
+/**
+ * Bytes of a non-2xx body read for its error message; the rest is not read (the connection is closed). Error
+ * bodies are small; what a caller sees of one is cut further (redact.ts).
+ */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /** Headers of an upstream call: provider auth headers (req.headers) win over anything configured or forwarded. */
 function upstreamHeaders(ctx: Ctx, req: UpstreamRequest): Record<string, string> {
@@ -65,12 +74,14 @@ const MAX_TARGETS = 1024;
 /**
  * Where a URL points, parsed once per distinct URL: a provider calls a handful of them, and `new URL` was ~20 µs
  * of a streamed request's first chunk on this machine (each request runs with cold caches at 100 streams/s).
- * Throws like `new URL` on an invalid URL, which is never cached.
+ * Throws like `new URL` on an invalid URL, and ProviderError `invalid_request` on a URL the parser would rewrite
+ * (url.ts); neither is cached.
  */
 function targetOf(url: string): Target {
   let target = targets.get(url);
   if (target === undefined) {
     const parsed = new URL(url);
+    checkUpstreamUrl(url);
     target = { origin: parsed.origin, path: parsed.pathname + parsed.search };
     if (targets.size >= MAX_TARGETS) targets.clear();
     targets.set(url, target);
@@ -93,14 +104,16 @@ function callUpstream(
   deadlineCoversBody: boolean,
   sink: CallSink,
 ): void {
+  const secrets = ctx.key ? keySecrets(ctx.key) : [];
   const headers = upstreamHeaders(ctx, req);
   const timeoutMs = ctx.network.timeout_ms;
   const signal = ctx.signal;
   let controller: Dispatcher.DispatchController | undefined;
   let status = 0;
   let resHeaders: Record<string, string | string[] | undefined> = {};
-  /** Set for a non-2xx answer: its body, read whole for the error message. */
+  /** Set for a non-2xx answer: its body, read up to MAX_ERROR_BODY_BYTES for the error message. */
   let errorBody: Buffer[] | undefined;
+  let errorBytes = 0;
   let timedOut = false;
   let settled = false;
   const abort = (reason: Error) => {
@@ -150,18 +163,27 @@ function callUpstream(
       sink.answer(statusCode, h, { pause: () => c.pause(), resume: () => c.resume(), abort });
     },
     onResponseData(_c, chunk) {
-      if (errorBody) errorBody.push(chunk);
-      else sink.data(chunk);
+      if (!errorBody) {
+        sink.data(chunk);
+        return;
+      }
+      errorBody.push(chunk);
+      errorBytes += chunk.length;
+      if (errorBytes >= MAX_ERROR_BODY_BYTES && settle()) {
+        // Enough to tell what went wrong: answer now and close the connection rather than read the rest.
+        sink.fail(upstreamError(status, textOf(errorBody), resHeaders, parseError, secrets));
+        abort(new Error('upstream error body too large'));
+      }
     },
     onResponseEnd() {
       if (!settle()) return;
-      if (errorBody) sink.fail(upstreamError(status, textOf(errorBody), resHeaders, parseError));
+      if (errorBody) sink.fail(upstreamError(status, textOf(errorBody), resHeaders, parseError, secrets));
       else sink.end();
     },
     onResponseError(_c, err) {
       if (!settle()) return;
       // A non-2xx status already tells what happened, even when its body could not be read.
-      if (errorBody) sink.fail(upstreamError(status, '', resHeaders, parseError));
+      if (errorBody) sink.fail(upstreamError(status, '', resHeaders, parseError, secrets));
       else if (status !== 0) sink.bodyError(err);
       else sink.fail(toNetworkError(err, timedOut || isTimeoutError(err)));
     },
@@ -194,7 +216,7 @@ export function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser
     let body: UpstreamBodyQueue | undefined;
     callUpstream(ctx, req, parseError, false, {
       answer(statusCode, headers, source) {
-        body = new UpstreamBodyQueue(source);
+        body = new UpstreamBodyQueue(source, ctx.network.max_response_bytes);
         resolve({ statusCode, headers, body });
       },
       data: (chunk) => body?.push(chunk),
@@ -205,12 +227,16 @@ export function send(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser
   });
 }
 
-/** The ProviderError of a non-2xx answer, from its body as the provider's parser reads it. */
+/**
+ * The ProviderError of a non-2xx answer, from its body as the provider's parser reads it; its text without the
+ * secrets of the key that was sent and cut to a bounded length (redact.ts).
+ */
 function upstreamError(
   status: number,
   text: string,
   headers: Record<string, string | string[] | undefined>,
   parseError: ErrorBodyParser,
+  secrets: readonly string[],
 ): ProviderError {
   let parsed: unknown;
   try {
@@ -219,10 +245,11 @@ function upstreamError(
     parsed = undefined;
   }
   const info = parseError(status, parsed, text, headers);
-  return new ProviderError('upstream', info.message || `upstream returned HTTP ${status}`, {
+  const id = (v: string | undefined) => (v === undefined ? undefined : boundText(v, secrets, 256));
+  return new ProviderError('upstream', boundText(info.message || `upstream returned HTTP ${status}`, secrets), {
     status,
-    type: info.type,
-    code: info.code,
+    type: id(info.type),
+    code: id(info.code),
     retryAfter: retryAfterSeconds(headers['retry-after']),
   });
 }
@@ -235,9 +262,27 @@ function upstreamError(
 export function sendForText(ctx: Ctx, req: UpstreamRequest, parseError: ErrorBodyParser): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
+    const limit = ctx.network.max_response_bytes;
+    let bytes = 0;
+    let source: BodySource | undefined;
+    let over = false;
     callUpstream(ctx, req, parseError, true, {
-      answer() {},
-      data: (chunk) => chunks.push(chunk),
+      answer(_status, _headers, s) {
+        source = s;
+      },
+      data(chunk) {
+        if (over) return;
+        bytes += chunk.length;
+        if (bytes <= limit) {
+          chunks.push(chunk);
+          return;
+        }
+        // Cut off: the connection is destroyed, nothing more is read, and the caller gets a 502.
+        over = true;
+        chunks.length = 0;
+        reject(responseTooLarge(limit, 'answer'));
+        source?.abort(new Error('upstream answer too large'));
+      },
       end: () => resolve(textOf(chunks)),
       fail: reject,
       bodyError: (err) => reject(toNetworkError(err, isTimeoutError(err))),

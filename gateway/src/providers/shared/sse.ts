@@ -1,4 +1,6 @@
-// Server-sent events parsed incrementally from a byte stream: nothing is collected beyond one event.
+// Server-sent events parsed incrementally from a byte stream: nothing is collected beyond one event, and one
+// event is bounded (network_config.max_response_size_mb): a stream that never ends its line cannot fill memory.
+import { responseTooLarge } from '../errors.ts';
 
 export interface SseEvent {
   event: string | undefined;
@@ -14,17 +16,28 @@ const SPACE = 32;
  * chunk in one step. Lines end at `\n` (a `\r` before it is dropped); `:` starts a comment; an empty line ends
  * an event; `data` lines join with `\n`; `event` names the event; other fields are ignored.
  */
+/** A body that says how much of it a reader may hold at once (UpstreamBodyQueue does). */
+export type BoundedBody = AsyncIterable<Uint8Array> & { readonly maxBytes?: number };
+
 export class SseDecoder {
   private readonly decoder = new TextDecoder();
+  /** Characters one event may take, its unfinished line included; more throws ProviderError `response_too_large`. */
+  private readonly maxEventChars: number;
+  private dataChars = 0;
   /** The unfinished last line. */
   private rest = '';
   private event: string | undefined;
   private data: string[] = [];
 
+  constructor(maxEventChars = Number.POSITIVE_INFINITY) {
+    this.maxEventChars = maxEventChars;
+  }
+
   /** The events completed by this chunk (often none or one). */
   push(chunk: Uint8Array): SseEvent[] {
     const out: SseEvent[] = [];
     this.lines(this.rest + this.decoder.decode(chunk, { stream: true }), out);
+    if (this.rest.length + this.dataChars > this.maxEventChars) throw this.tooLarge();
     return out;
   }
 
@@ -67,8 +80,18 @@ export class SseDecoder {
       const from = colon + 1 < end && text.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
       value = text.slice(from, end);
     }
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
+    if (field === 'data') {
+      this.dataChars += value.length;
+      if (this.dataChars > this.maxEventChars) throw this.tooLarge();
+      this.data.push(value);
+    } else if (field === 'event') this.event = value;
+  }
+
+  private tooLarge(): Error {
+    this.data = [];
+    this.rest = '';
+    this.dataChars = 0;
+    return responseTooLarge(this.maxEventChars, 'stream event');
   }
 
   private dispatch(out: SseEvent[]): void {
@@ -76,20 +99,19 @@ export class SseDecoder {
       out.push({ event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') });
       this.data = [];
     }
+    this.dataChars = 0;
     this.event = undefined;
   }
 }
 
-export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new SseDecoder();
+export async function* parseSse(body: BoundedBody): AsyncGenerator<SseEvent> {
+  const decoder = new SseDecoder(body.maxBytes);
   for await (const chunk of body) yield* decoder.push(chunk);
   yield* decoder.finish();
 }
 
 /** JSON payloads of an SSE stream, stopping at the OpenAI-style `[DONE]` sentinel. */
-export async function* parseSseJson<T>(
-  body: AsyncIterable<Uint8Array>,
-): AsyncGenerator<{ event: string | undefined; data: T }> {
+export async function* parseSseJson<T>(body: BoundedBody): AsyncGenerator<{ event: string | undefined; data: T }> {
   for await (const ev of parseSse(body)) {
     if (ev.data === '[DONE]') return;
     // The caller names the event shape; providers check the fields they read.

@@ -2,8 +2,12 @@
 // Bedrock event-stream frames): failures, early stops and cut-off streams are handled the same way for both.
 import { bodyReadError } from './http.ts';
 
-/** An upstream response body: bytes as they arrive, and a way to close it before its end. */
-export type UpstreamBody = AsyncIterable<Uint8Array> & { destroy(): unknown; readableEnded?: boolean };
+/** An upstream response body: bytes as they arrive, a way to close it before its end, and its bound (sse.ts). */
+export type UpstreamBody = AsyncIterable<Uint8Array> & {
+  destroy(): unknown;
+  readableEnded?: boolean;
+  readonly maxBytes?: number;
+};
 
 /**
  * Yields what `translate` makes of each item decoded from `body`, as items arrive. A failed read becomes a

@@ -1,6 +1,7 @@
 // The body of a streamed upstream answer: bytes as undici's dispatch API delivers them, handed to one
 // consumer that pulls with `for await`. A small queue instead of a Readable: the first chunk reaches the
 // consumer without stream machinery, and the upstream is paused while the consumer (a slow client) lags.
+import { responseTooLarge } from '../errors.ts';
 
 /** What the body needs from the call that feeds it: flow control and a way to cut it off. */
 export interface BodySource {
@@ -13,6 +14,11 @@ export interface BodySource {
 const HIGH_WATER_BYTES = 64 * 1024;
 
 export class UpstreamBodyQueue implements AsyncIterableIterator<Buffer> {
+  /**
+   * Bytes a reader may hold of this body at once: the whole body when read whole (`text`, `json`), one event
+   * when decoded as a stream (sse.ts and the Bedrock frame reader read it from here).
+   */
+  readonly maxBytes: number;
   private readonly source: BodySource;
   private readonly chunks: Buffer[] = [];
   private queuedBytes = 0;
@@ -22,8 +28,9 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Buffer> {
   private consumed = false;
   private waiting: { resolve: (r: IteratorResult<Buffer>) => void; reject: (err: Error) => void } | undefined;
 
-  constructor(source: BodySource) {
+  constructor(source: BodySource, maxBytes = Number.POSITIVE_INFINITY) {
     this.source = source;
+    this.maxBytes = maxBytes;
   }
 
   /** True once the upstream sent the whole body (nothing left to cut off). */
@@ -101,14 +108,20 @@ export class UpstreamBodyQueue implements AsyncIterableIterator<Buffer> {
     this.settleWaiting();
   }
 
-  /** The whole body as text (answers read whole). */
+  /** The whole body as text (answers read whole); beyond `maxBytes` the upstream is cut off and this throws. */
   async text(): Promise<string> {
     const parts: Buffer[] = [];
-    for await (const chunk of this) parts.push(chunk);
+    let bytes = 0;
+    for await (const chunk of this) {
+      bytes += chunk.length;
+      // Leaving the loop calls `return`, which destroys the body and aborts the upstream call.
+      if (bytes > this.maxBytes) throw responseTooLarge(this.maxBytes, 'answer');
+      parts.push(chunk);
+    }
     return textOf(parts);
   }
 
-  /** The whole body parsed as JSON; throws a SyntaxError when it is not JSON. */
+  /** The whole body parsed as JSON; throws a SyntaxError when it is not JSON, a ProviderError when too large. */
   async json(): Promise<unknown> {
     return JSON.parse(await this.text());
   }

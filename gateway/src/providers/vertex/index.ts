@@ -3,6 +3,7 @@
 import { createGoogleChat, type GoogleMethod } from '../gemini/adapter.ts';
 import { sendGoogleJson } from '../gemini/errors.ts';
 import { joinUrl } from '../shared/http.ts';
+import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createTokenCache, misconfigured } from './auth.ts';
 import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
@@ -41,13 +42,10 @@ export function vertexModel(ctx: Pick<CallContext, 'key' | 'model'>): string {
 
 export function vertexUrl(ctx: Ctx, model: string, method: GoogleMethod | 'predict'): string {
   const { project, region } = vertexConfig(ctx);
-  const resource = (model.includes('/') ? model : `publishers/google/models/${model}`)
-    .split('/')
-    .map((s) => encodeURIComponent(s))
-    .join('/');
+  const resource = pathSegments(model.includes('/') ? model : `publishers/google/models/${model}`);
   const url = joinUrl(
     vertexOrigin(region, ctx.network.base_url),
-    `/v1/projects/${project}/locations/${region}/${resource}:${method}`,
+    `/v1/projects/${pathSegment(project)}/locations/${pathSegment(region)}/${resource}:${method}`,
   );
   return method === 'streamGenerateContent' ? `${url}?alt=sse` : url;
 }

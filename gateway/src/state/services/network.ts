@@ -6,6 +6,8 @@ export const NETWORK_DEFAULTS = {
   max_retries: 2,
   retry_backoff_initial_ms: 500,
   retry_backoff_max_ms: 5_000,
+  /** 32 MiB: far above any chat or embeddings answer, small enough that a hostile upstream cannot exhaust memory. */
+  max_response_size_mb: 32,
 } as const;
 
 export function toNetworkConfig(input: NetworkConfigInput | undefined): NetworkConfig {
@@ -18,6 +20,7 @@ export function toNetworkConfig(input: NetworkConfigInput | undefined): NetworkC
     max_retries: n.max_retries ?? NETWORK_DEFAULTS.max_retries,
     retry_backoff_initial_ms: n.retry_backoff_initial ?? NETWORK_DEFAULTS.retry_backoff_initial_ms,
     retry_backoff_max_ms: n.retry_backoff_max ?? NETWORK_DEFAULTS.retry_backoff_max_ms,
+    max_response_bytes: Math.round((n.max_response_size_mb ?? NETWORK_DEFAULTS.max_response_size_mb) * 1024 * 1024),
   };
   if (n.base_url) cfg.base_url = n.base_url.replace(/\/+$/, '');
   return cfg;

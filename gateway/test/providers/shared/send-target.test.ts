@@ -1,6 +1,7 @@
-// Upstream URLs are parsed once per distinct URL (a cache in front of `new URL`): the request still reaches the
-// path the WHATWG parser makes of the URL, a full cache is cleared rather than grown, and an invalid URL fails
-// the call as a network error every time without poisoning later calls. Real HTTP upstream.
+// Upstream URLs are parsed once per distinct URL (a cache in front of `new URL`): the request reaches the path
+// as it was written, a URL the WHATWG parser would rewrite (dot segments, `\`, `#`, whitespace, controls) is never
+// sent, a full cache is cleared rather than grown, and an invalid URL fails the call as a network error every
+// time without poisoning later calls. Real HTTP upstream.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
@@ -11,11 +12,13 @@ import { callContext } from '../helpers.ts';
 
 let server: Server;
 let origin: string;
+let received = 0;
 const agent = new Agent();
 
 beforeAll(async () => {
   // Answers with the request target it received.
   server = createServer((req, res) => {
+    received += 1;
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(req.url);
   });
@@ -34,10 +37,31 @@ function get(url: string): Promise<string> {
 }
 
 describe('upstream URL targets', () => {
-  it('send the path and query as the URL parser normalises them, the first time and from the cache', async () => {
-    const url = `${origin}/a/b/../../v1/models/x y?q=1 2&k=%41#frag`;
-    const expected = new URL(url);
-    for (let i = 0; i < 3; i++) expect(await get(url)).toBe(expected.pathname + expected.search);
+  it('send the path and query as written, the first time and from the cache', async () => {
+    const url = `${origin}/v1/models/a%2F..%2Fb:generateContent?q=1&k=%41`;
+    for (let i = 0; i < 3; i++) expect(await get(url)).toBe('/v1/models/a%2F..%2Fb:generateContent?q=1&k=%41');
+  });
+
+  it.each([
+    ['/v1beta/models/a/../../../internal/admin:generateContent', 'dot segment'],
+    ['/v1beta/models/%2e%2E/x', 'dot segment'],
+    ['/v1beta/models/./x', 'dot segment'],
+    ['/v1beta/models/..', 'dot segment'],
+    ['/v1beta/models/..?alt=sse', 'dot segment'],
+    ['/v1beta/models/a\\..\\b', 'character'],
+    ['/v1beta/models/x#y', 'character'],
+    ['/v1beta/models/x y', 'character'],
+    ['/v1beta/models/x\ty', 'character'],
+    ['/v1beta/models/x\ny', 'character'],
+  ])('refuse %s before anything is sent, every time (%s)', async (path, what) => {
+    const before = received;
+    for (let i = 0; i < 2; i++) {
+      const err = await get(origin + path).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProviderError);
+      expect(err).toMatchObject({ kind: 'invalid_request', status: 400 });
+      expect((err as ProviderError).message).toContain(what);
+    }
+    expect(received).toBe(before);
   });
 
   it('keep answering right past the cache bound (distinct URLs clear it instead of growing it)', async () => {

@@ -277,6 +277,14 @@ describe('management create endpoints refuse hostile values', () => {
     });
   }
 
+  it('refuses ids a path cannot address', async () => {
+    for (const id of ['.', '..']) {
+      const res = await call('/api/governance/teams', 'POST', { id, name: `dots${id.length}` });
+      expect(res.status, id).toBe(400);
+      expect(errorOf(res.body).param).toBe('id');
+    }
+  });
+
   it('free-text fields keep tabs and line breaks; names do not', async () => {
     const team = await call('/api/governance/teams', 'POST', { name: 'multi', description: 'a\n\tb\r\nc' });
     expect(team.status).toBe(201);
@@ -308,6 +316,7 @@ describe('management create endpoints refuse hostile values', () => {
       '0000-01-01T00:00:00Z',
       '2024-01-01',
       '+275760-09-13T00:00:00Z',
+      '9999-12-31T23:59:59-14:00',
     ]) {
       const res = await call('/api/governance/virtual-keys', 'POST', { name: 'dated', expires_at });
       expect(res.status, expires_at).toBe(400);

@@ -80,10 +80,13 @@ export function nameString(max = 128, opts: { trim?: boolean } = {}) {
   return ofKind('line', 1, max, opts.trim);
 }
 
-/** Ids are used in URL paths and headers (x-gateway-key-id): letters, digits, `.`, `_`, `:` and `-`. */
-export const ID_PATTERN = /^[A-Za-z0-9._:-]+$/;
+/**
+ * Ids are used in URL paths and headers (x-gateway-key-id): letters, digits, `.`, `_`, `:` and `-`; not `.` or
+ * `..`, which a path cannot address (dot segments are removed before routing).
+ */
+export const ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._:-]+$/;
 export function idString(max = 128) {
-  return z.string().min(1).max(max).regex(ID_PATTERN, 'ids are letters, digits, ., _, : and -');
+  return z.string().min(1).max(max).regex(ID_PATTERN, 'ids are letters, digits, ., _, : and - (not . or ..)');
 }
 
 /** Free text that may span lines: a description, a CEL expression, credential JSON. */

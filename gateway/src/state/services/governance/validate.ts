@@ -17,8 +17,9 @@ const MAX_LIST = 100;
 /** RFC 9110 token characters, lower-cased; `*` only as the whole list. */
 const HEADER_NAME = /^[!#$%&'+.^_`|~0-9a-z-]+$/;
 const ID = idString();
-/** Postgres cannot store year 0, and no key expires before the Unix epoch matters. */
+/** Postgres cannot store year 0; past 9999 (UTC) the view's date could not be sent back. */
 const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(10_000, 0, 1);
 
 export const ResetDuration = z
   .string()
@@ -125,7 +126,7 @@ export const VirtualKeyInput = z
     is_active: z.boolean().default(true),
     expires_at: z.iso
       .datetime({ offset: true })
-      .refine((d) => Date.parse(d) >= EARLIEST, 'must be a date from 1970 on')
+      .refine((d) => Date.parse(d) >= EARLIEST && Date.parse(d) < LATEST, 'must be a date from 1970 to 9999 (UTC)')
       .nullish()
       .transform((d) => d ?? null),
     value: z.string().max(512).refine(isValueShaped, VALUE_RULE).optional(),

@@ -13,6 +13,7 @@ import { OwnerService } from '../../src/state/services/governance/owners.ts';
 import { PricingOverrideService } from '../../src/state/services/governance/pricing-overrides.ts';
 import { RoutingRuleService } from '../../src/state/services/governance/routing-rules.ts';
 import { VirtualKeyService } from '../../src/state/services/governance/virtual-keys.ts';
+import { OwnedResources } from '../../src/state/services/kubernetes.ts';
 import { ProviderService } from '../../src/state/services/providers.ts';
 import { expectStateError } from './governance-helpers.ts';
 
@@ -33,6 +34,7 @@ describe.each(DRIVERS)('hostile input to the services on $name', ({ open }) => {
   let budgets: BudgetService;
   let pricing: PricingOverrideService;
   let rules: RoutingRuleService;
+  let owned: OwnedResources;
 
   beforeAll(async () => {
     db = await open();
@@ -45,6 +47,7 @@ describe.each(DRIVERS)('hostile input to the services on $name', ({ open }) => {
     budgets = new BudgetService({ db, usage });
     pricing = new PricingOverrideService({ db, catalog: providerCatalog, publish });
     rules = new RoutingRuleService({ db, catalog: providerCatalog, publish });
+    owned = new OwnedResources({ db, providers, virtualKeys });
     await providers.create({ provider: 'openai' }, API);
   });
   afterAll(async () => {
@@ -86,6 +89,12 @@ describe.each(DRIVERS)('hostile input to the services on $name', ({ open }) => {
         ['id', () => pricing.update(bad, {})],
         ['id', () => rules.delete(bad)],
         ['id', () => rules.update(bad, {})],
+        ['provider', () => owned.applyProvider('ns/p', bad, {})],
+        ['provider', () => owned.deleteProvider('ns/p', bad)],
+        ['key_id', () => owned.applyProviderKey('ns/k', 'openai', bad, { value: 'sk-1' })],
+        ['key_id', () => owned.deleteProviderKey('ns/k', bad)],
+        ['id', () => owned.applyVirtualKey('ns/v', bad, { name: 'v', value: 'sk-vk-0123456789abcdefghijkl' })],
+        ['id', () => owned.deleteVirtualKey('ns/v', bad)],
       ];
       for (const [param, call] of calls) {
         const err = await expectStateError(call(), 'invalid');

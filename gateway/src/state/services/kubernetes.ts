@@ -9,6 +9,7 @@ import { StateError } from '../errors.ts';
 import type { Actor } from './catalog.ts';
 import type { VirtualKeyService } from './governance/virtual-keys.ts';
 import { isValueShaped, VALUE_RULE } from './governance/virtual-keys-value.ts';
+import { checkPathParam } from './input.ts';
 import type { ProviderService } from './providers.ts';
 
 export type ApplyOutcome = 'created' | 'updated' | 'unchanged';
@@ -45,7 +46,7 @@ export class OwnedResources {
   /** Creates or updates provider `name` from a Provider resource (`owner` is `namespace/name`). */
   async applyProvider(owner: string, name: string, body: Record<string, unknown>): Promise<ApplyOutcome> {
     const actor = kubernetes(owner);
-    const row = await this.row(PROVIDER_ROW, name);
+    const row = await this.row(PROVIDER_ROW, name, 'provider');
     if (row) {
       claim(row, owner, `provider ${name}`, 'Provider');
       if (matches(row.applied_hash, body)) return 'unchanged';
@@ -59,7 +60,7 @@ export class OwnedResources {
 
   /** Removes provider `name` (and its keys) when `owner` owns it; anything else is left alone. */
   async deleteProvider(owner: string, name: string): Promise<void> {
-    const row = await this.row(PROVIDER_ROW, name);
+    const row = await this.row(PROVIDER_ROW, name, 'provider');
     if (row?.owner_ref !== owner) return;
     await this.deps.providers.delete(name, kubernetes(owner)).catch(ignoreNotFound);
   }
@@ -76,7 +77,7 @@ export class OwnedResources {
   ): Promise<ApplyOutcome> {
     const actor = kubernetes(owner);
     const digestOf = { provider, ...body };
-    const row = await this.row<OwnedRow & { provider: string }>(PROVIDER_KEY_ROW, id);
+    const row = await this.row<OwnedRow & { provider: string }>(PROVIDER_KEY_ROW, id, 'key_id');
     if (row) claim(row, owner, `provider key ${id}`, 'ProviderKey');
     if (row && row.provider === provider) {
       if (matches(row.applied_hash, digestOf)) return 'unchanged';
@@ -90,7 +91,7 @@ export class OwnedResources {
   }
 
   async deleteProviderKey(owner: string, id: string): Promise<void> {
-    const row = await this.row<OwnedRow & { provider: string }>(PROVIDER_KEY_ROW, id);
+    const row = await this.row<OwnedRow & { provider: string }>(PROVIDER_KEY_ROW, id, 'key_id');
     if (row?.owner_ref !== owner) return;
     await this.deps.providers.deleteKey(row.provider, id, kubernetes(owner)).catch(ignoreNotFound);
   }
@@ -104,7 +105,7 @@ export class OwnedResources {
     const actor = kubernetes(owner);
     // Checked before any write, so a bad value never leaves the key half-updated.
     if (!isValueShaped(body.value)) throw new StateError('invalid', `value: ${VALUE_RULE}`, 'value');
-    const row = await this.row(VIRTUAL_KEY_ROW, id);
+    const row = await this.row(VIRTUAL_KEY_ROW, id, 'id');
     if (row) {
       claim(row, owner, `virtual key ${id}`, 'VirtualKey');
       if (matches(row.applied_hash, body)) return 'unchanged';
@@ -119,7 +120,7 @@ export class OwnedResources {
   }
 
   async deleteVirtualKey(owner: string, id: string): Promise<void> {
-    const row = await this.row(VIRTUAL_KEY_ROW, id);
+    const row = await this.row(VIRTUAL_KEY_ROW, id, 'id');
     if (row?.owner_ref !== owner) return;
     await this.deps.virtualKeys.delete(id, kubernetes(owner)).catch(ignoreNotFound);
   }
@@ -141,7 +142,9 @@ export class OwnedResources {
     else await this.deleteVirtualKey(ref.owner, ref.key);
   }
 
-  private async row<R extends OwnedRow = OwnedRow>(sql: string, key: string): Promise<R | undefined> {
+  /** The owned row by name or id; a key no row can carry is refused as `param` before the query. */
+  private async row<R extends OwnedRow = OwnedRow>(sql: string, key: string, param: string): Promise<R | undefined> {
+    checkPathParam(key, param);
     const { rows } = await this.deps.db.query<R & Record<string, unknown>>(sql, [key]);
     return rows[0];
   }

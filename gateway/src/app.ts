@@ -18,6 +18,7 @@ import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
+import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
 import type { Runtime } from './runtime.ts';
 import { timeOrderedId } from './state/ids.ts';
@@ -119,6 +120,7 @@ export function buildApp(rt: Runtime): App {
   registerFamily(app, rt, { scheme: 'public', prefix: '' }, (f) => {
     registerHealthRoutes(f, rt, () => draining);
     registerMetricsRoute(f, rt);
+    registerOpenApiRoute(f, routes);
   });
   registerFamily(app, rt, { scheme: 'virtual_key', prefix: '/api' }, (f) => registerQuotaRoute(f, rt));
   registerFamily(app, rt, { scheme: 'admin', prefix: '/api' }, (f) => {

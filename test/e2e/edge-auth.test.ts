@@ -49,11 +49,23 @@ describe('route census', () => {
     expect(routes.length).toBeGreaterThan(30);
     for (const r of routes) expect(r.scheme, `${r.method} ${r.url}`).toBeDefined();
     const pub = routes.filter((r) => r.scheme === 'public').map((r) => r.url);
-    expect(new Set(pub)).toEqual(new Set(['/health', '/ready', '/metrics']));
+    expect(new Set(pub)).toEqual(new Set(['/health', '/ready', '/metrics', '/openapi.json']));
     const byUrl = (u: string) => routes.find((r) => r.url === u)?.scheme;
     expect(byUrl('/api/governance/virtual-keys/quota')).toBe('virtual_key');
     expect(byUrl('/api/providers')).toBe('admin');
     expect(byUrl('/v1/chat/completions')).toBe('inference');
+  });
+
+  it('has every registered route in the API document, with its scheme’s security', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { security: Record<string, unknown>[] }>>;
+    };
+    for (const r of gw.app.routes()) {
+      if (r.method === 'HEAD') continue; // fastify's automatic HEAD of a GET route
+      const op = doc.paths[r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[r.method.toLowerCase()];
+      expect(op, `${r.method} ${r.url} in /openapi.json`).toBeDefined();
+      expect(op?.security.length === 0, `${r.method} ${r.url} security`).toBe(r.scheme === 'public');
+    }
   });
 
   it('refuses every non-public route without credentials: origin-form, absolute-form and percent-encoded', async () => {

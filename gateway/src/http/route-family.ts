@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest,
 import type { Runtime } from '../runtime.ts';
 import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './auth.ts';
 import { GatewayError } from './errors.ts';
+import type { RouteDoc } from './openapi.ts';
 
 /**
  * - `admin`: `/api/*`, only `Authorization: Bearer <admin API key>`.
@@ -33,6 +34,8 @@ export interface RouteRecord {
   method: HTTPMethods;
   url: string;
   scheme: CredentialScheme | undefined;
+  /** The route's `config.openapi` (its entry in /openapi.json). */
+  doc: RouteDoc | undefined;
 }
 
 /**
@@ -57,7 +60,11 @@ export function registerFamily(
 
 /** Collects every route registered on `app` (children included) and refuses to start with an undeclared one. */
 export function routeCensus(app: FastifyInstance): () => readonly RouteRecord[] {
-  const routes: { method: HTTPMethods | HTTPMethods[]; url: string; config?: { scheme?: CredentialScheme } }[] = [];
+  const routes: {
+    method: HTTPMethods | HTTPMethods[];
+    url: string;
+    config?: { scheme?: CredentialScheme; openapi?: RouteDoc };
+  }[] = [];
   // The root's onRoute runs before the family's, which sets config.scheme on the same options object;
   // so the census reads the scheme once every plugin has loaded.
   app.addHook('onRoute', (route) => {
@@ -69,6 +76,7 @@ export function routeCensus(app: FastifyInstance): () => readonly RouteRecord[] 
         method,
         url: r.url,
         scheme: r.config?.scheme,
+        doc: r.config?.openapi,
       })),
     );
   app.addHook('onReady', async () => {

@@ -1,40 +1,155 @@
 // /api/providers and /api/providers/{provider}/keys: thin adapters over the provider service.
 import type { FastifyInstance } from 'fastify';
+import { KeyInput } from '../../config/schema.ts';
+import type { RouteDoc } from '../../http/openapi.ts';
 import type { Runtime } from '../../runtime.ts';
+import {
+  Deleted,
+  ProviderKeyList,
+  ProviderKeyParams,
+  ProviderKeyView,
+  ProviderList,
+  ProviderParams,
+  ProviderView,
+} from '../../schemas/api-views.ts';
+import { ProviderInput } from '../../state/services/providers.ts';
 
 type P = { Params: { provider: string } };
 type K = { Params: { provider: string; key_id: string } };
 const API = { source: 'api' } as const;
 
+function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
+  return { config: { openapi: { ...d, tags: ['Providers'] } } };
+}
+const deleted = { 200: { description: 'Deleted', json: Deleted } };
+
 export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void {
   const svc = rt.state.providers;
 
-  app.get('/providers', async () => {
-    const providers = await svc.list();
-    return { providers, total: providers.length };
-  });
-  app.post('/providers', async (req, reply) => {
-    reply.code(201);
-    return svc.create(req.body, API);
-  });
-  app.get<P>('/providers/:provider', async (req) => svc.get(req.params.provider));
-  app.put<P>('/providers/:provider', async (req) => svc.update(req.params.provider, req.body, API));
-  app.delete<P>('/providers/:provider', async (req) => {
-    await svc.delete(req.params.provider, API);
-    return { deleted: req.params.provider };
-  });
-
-  app.get<P>('/providers/:provider/keys', async (req) => ({ keys: await svc.listKeys(req.params.provider) }));
-  app.post<P>('/providers/:provider/keys', async (req, reply) => {
-    reply.code(201);
-    return svc.addKey(req.params.provider, req.body, API);
-  });
-  app.get<K>('/providers/:provider/keys/:key_id', async (req) => svc.getKey(req.params.provider, req.params.key_id));
-  app.put<K>('/providers/:provider/keys/:key_id', async (req) =>
-    svc.updateKey(req.params.provider, req.params.key_id, req.body, API),
+  app.get(
+    '/providers',
+    doc({
+      operationId: 'listProviders',
+      summary: 'List providers',
+      responses: { 200: { description: 'Every configured provider', json: ProviderList } },
+    }),
+    async () => {
+      const providers = await svc.list();
+      return { providers, total: providers.length };
+    },
   );
-  app.delete<K>('/providers/:provider/keys/:key_id', async (req) => {
-    await svc.deleteKey(req.params.provider, req.params.key_id, API);
-    return { deleted: req.params.key_id };
-  });
+  app.post(
+    '/providers',
+    doc({
+      operationId: 'addProvider',
+      summary: 'Add a provider',
+      description: 'Keys are managed with /api/providers/{provider}/keys.',
+      body: ProviderInput,
+      responses: { 201: { description: 'The provider', json: ProviderView } },
+      errors: [409],
+    }),
+    async (req, reply) => {
+      reply.code(201);
+      return svc.create(req.body, API);
+    },
+  );
+  app.get<P>(
+    '/providers/:provider',
+    doc({
+      operationId: 'getProvider',
+      summary: 'Get a provider',
+      params: ProviderParams,
+      responses: { 200: { description: 'The provider', json: ProviderView } },
+    }),
+    async (req) => svc.get(req.params.provider),
+  );
+  app.put<P>(
+    '/providers/:provider',
+    doc({
+      operationId: 'updateProvider',
+      summary: 'Replace a provider’s network settings',
+      params: ProviderParams,
+      body: ProviderInput,
+      responses: { 200: { description: 'The provider', json: ProviderView } },
+      errors: [409],
+    }),
+    async (req) => svc.update(req.params.provider, req.body, API),
+  );
+  app.delete<P>(
+    '/providers/:provider',
+    doc({
+      operationId: 'deleteProvider',
+      summary: 'Delete a provider and its keys',
+      params: ProviderParams,
+      responses: deleted,
+      errors: [409],
+    }),
+    async (req) => {
+      await svc.delete(req.params.provider, API);
+      return { deleted: req.params.provider };
+    },
+  );
+
+  app.get<P>(
+    '/providers/:provider/keys',
+    doc({
+      operationId: 'listProviderKeys',
+      summary: 'List a provider’s keys (values redacted)',
+      params: ProviderParams,
+      responses: { 200: { description: 'The provider’s keys', json: ProviderKeyList } },
+    }),
+    async (req) => ({ keys: await svc.listKeys(req.params.provider) }),
+  );
+  app.post<P>(
+    '/providers/:provider/keys',
+    doc({
+      operationId: 'createProviderKey',
+      summary: 'Add a key to a provider',
+      params: ProviderParams,
+      body: KeyInput,
+      responses: { 201: { description: 'The key (value redacted)', json: ProviderKeyView } },
+      errors: [409],
+    }),
+    async (req, reply) => {
+      reply.code(201);
+      return svc.addKey(req.params.provider, req.body, API);
+    },
+  );
+  app.get<K>(
+    '/providers/:provider/keys/:key_id',
+    doc({
+      operationId: 'getProviderKey',
+      summary: 'Get a provider key (value redacted)',
+      params: ProviderKeyParams,
+      responses: { 200: { description: 'The key', json: ProviderKeyView } },
+    }),
+    async (req) => svc.getKey(req.params.provider, req.params.key_id),
+  );
+  app.put<K>(
+    '/providers/:provider/keys/:key_id',
+    doc({
+      operationId: 'updateProviderKey',
+      summary: 'Replace a provider key',
+      description: 'A secret sent back redacted, or empty, keeps the stored secret.',
+      params: ProviderKeyParams,
+      body: KeyInput,
+      responses: { 200: { description: 'The key (value redacted)', json: ProviderKeyView } },
+      errors: [409],
+    }),
+    async (req) => svc.updateKey(req.params.provider, req.params.key_id, req.body, API),
+  );
+  app.delete<K>(
+    '/providers/:provider/keys/:key_id',
+    doc({
+      operationId: 'deleteProviderKey',
+      summary: 'Delete a provider key',
+      params: ProviderKeyParams,
+      responses: deleted,
+      errors: [409],
+    }),
+    async (req) => {
+      await svc.deleteKey(req.params.provider, req.params.key_id, API);
+      return { deleted: req.params.key_id };
+    },
+  );
 }

@@ -16,6 +16,7 @@ import {
 import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
 import { ownersOf } from '../../engine/route-request.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from '../../http/errors.ts';
+import type { RouteDoc } from '../../http/openapi.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { SseWriter } from '../../http/sse.ts';
 import type { Runtime } from '../../runtime.ts';
@@ -35,6 +36,35 @@ export interface RouteDef<Req extends ModelBody, Res, Chunk> {
   spec: OperationSpec<Req, Res, Chunk>;
   /** SSE framing: chat and text completions end with `data: [DONE]`; Responses events are named. */
   sse?: 'done-sentinel' | 'named-events';
+  /** The API document's entry: names and the answer's schema (the body's is `schema`). */
+  doc: { operationId: string; summary: string; tags: string[]; response: z.ZodType; example: Record<string, unknown> };
+}
+
+/** Errors an inference request can end in besides the edge's: governance and the upstream provider. */
+const INFERENCE_ERRORS = [400, 402, 403, 404, 429, 502, 503, 504];
+
+function routeDoc(def: {
+  schema: z.ZodType;
+  sse?: string | undefined;
+  doc: RouteDef<ModelBody, unknown, unknown>['doc'];
+}): RouteDoc {
+  const json = {
+    description: 'The answer (OpenAI wire format) with the gateway’s `extra_fields`',
+    json: def.doc.response,
+  };
+  const sse = def.sse
+    ? { text: 'text/event-stream', description: `${json.description}; with \`stream: true\`, server-sent events` }
+    : {};
+  return {
+    operationId: def.doc.operationId,
+    summary: def.doc.summary,
+    tags: def.doc.tags,
+    description: 'model is `<provider>/<model>` (or a model a virtual key routes); `fallbacks` are tried in order.',
+    body: def.schema,
+    bodyExamples: [def.doc.example],
+    responses: { 200: { ...json, ...sse } },
+    errors: INFERENCE_ERRORS,
+  };
 }
 
 type Finish = (
@@ -50,7 +80,7 @@ export function registerInferenceRoute<Req extends ModelBody, Res extends object
   rt: Runtime,
   def: RouteDef<Req, Res, Chunk>,
 ): void {
-  app.post(def.path, async (request, reply) => {
+  app.post(def.path, { config: { openapi: routeDoc(def) } }, async (request, reply) => {
     const startedAt = rt.now();
     const id = request.id;
     const body = validBody(def, request.body);

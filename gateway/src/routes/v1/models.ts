@@ -2,12 +2,21 @@
 import type { FastifyInstance } from 'fastify';
 import { WILDCARD } from '../../config/allow-list.ts';
 import type { Runtime } from '../../runtime.ts';
+import { ModelListView, ModelsQuery } from '../../schemas/inference-views.ts';
 import type { ModelInfo, ModelList } from '../../schemas/models.ts';
 import type { ProviderEntry } from '../../state/snapshot.ts';
 import { messageOf } from '../../util/errors.ts';
 
 export function registerModelsRoute(app: FastifyInstance, rt: Runtime): void {
-  app.get<{ Querystring: { provider?: string } }>('/models', async (request): Promise<ModelList> => {
+  const openapi = {
+    operationId: 'listModels',
+    summary: 'List the models callers can use, as <provider>/<model>',
+    tags: ['Models'],
+    querystring: ModelsQuery,
+    responses: { 200: { description: 'The models', json: ModelListView } },
+  };
+  const opts = { config: { openapi } };
+  app.get<{ Querystring: { provider?: string } }>('/models', opts, async (request): Promise<ModelList> => {
     const only = request.query.provider;
     const entries = [...rt.state.snapshot.providers.values()].filter((e) => !only || e.name === only);
     const lists = await Promise.all(entries.map((e) => modelsOf(rt, e)));

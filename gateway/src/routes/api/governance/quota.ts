@@ -4,9 +4,16 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../../http/errors.ts';
 import type { Runtime } from '../../../runtime.ts';
+import { QuotaView } from '../../../schemas/api-views.ts';
 
 export function registerQuotaRoute(app: FastifyInstance, rt: Runtime): void {
-  app.get('/governance/virtual-keys/quota', async (request) => {
+  const openapi = {
+    operationId: 'getVirtualKeyQuota',
+    summary: 'The calling virtual key’s budgets and rate limits, with usage',
+    tags: ['Governance'],
+    responses: { 200: { description: 'Budgets and rate limits of the key in x-gateway-vk', json: QuotaView } },
+  };
+  app.get('/governance/virtual-keys/quota', { config: { openapi } }, async (request) => {
     const p = request.principal;
     if (p?.kind !== 'virtual_key')
       throw new GatewayError('authentication_failed', 'send the virtual key in x-gateway-vk');

@@ -1,7 +1,17 @@
 // /api/governance/virtual-keys and /api/governance/budgets: thin adapters over the virtual-key and budget services.
 // (The self-service /api/governance/virtual-keys/quota, authenticated by x-gateway-vk, is registered elsewhere.)
 import type { FastifyInstance } from 'fastify';
+import type { RouteDoc } from '../../../http/openapi.ts';
+import {
+  BudgetList,
+  Deleted,
+  IdParams,
+  VirtualKeyCreated,
+  VirtualKeyList,
+  VirtualKeyView,
+} from '../../../schemas/api-views.ts';
 import type { BudgetService } from '../../../state/services/governance/budgets.ts';
+import { VirtualKeyInput } from '../../../state/services/governance/validate.ts';
 import type { VirtualKeyService } from '../../../state/services/governance/virtual-keys.ts';
 
 type I = { Params: { id: string } };
@@ -12,27 +22,85 @@ export interface VirtualKeyRoutesRuntime {
   state: { virtualKeys: VirtualKeyService; budgets: BudgetService };
 }
 
+function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
+  return { config: { openapi: { ...d, tags: ['Governance'] } } };
+}
+const one = { 200: { description: 'The virtual key (never its value)', json: VirtualKeyView } };
+
 export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRoutesRuntime): void {
   const svc = rt.state.virtualKeys;
 
-  app.get('/governance/virtual-keys', async () => {
-    const virtual_keys = await svc.list();
-    return { virtual_keys, total: virtual_keys.length };
-  });
-  app.post('/governance/virtual-keys', async (req, reply) => {
-    // The only response that carries the full value: keep it out of every cache.
-    reply.code(201).header('cache-control', 'no-store');
-    return svc.create(req.body, API);
-  });
-  app.get<I>('/governance/virtual-keys/:id', async (req) => svc.get(req.params.id));
-  app.put<I>('/governance/virtual-keys/:id', async (req) => svc.update(req.params.id, req.body, API));
-  app.delete<I>('/governance/virtual-keys/:id', async (req) => {
-    await svc.delete(req.params.id, API);
-    return { deleted: req.params.id };
-  });
+  app.get(
+    '/governance/virtual-keys',
+    doc({
+      operationId: 'listVirtualKeys',
+      summary: 'List virtual keys',
+      responses: { 200: { description: 'Every virtual key', json: VirtualKeyList } },
+    }),
+    async () => {
+      const virtual_keys = await svc.list();
+      return { virtual_keys, total: virtual_keys.length };
+    },
+  );
+  app.post(
+    '/governance/virtual-keys',
+    doc({
+      operationId: 'createVirtualKey',
+      summary: 'Create a virtual key',
+      description: 'The answer is the only one that carries the full value (`sk-vk-...`).',
+      body: VirtualKeyInput,
+      responses: { 201: { description: 'The virtual key with its value', json: VirtualKeyCreated } },
+      errors: [409],
+    }),
+    async (req, reply) => {
+      // The only response that carries the full value: keep it out of every cache.
+      reply.code(201).header('cache-control', 'no-store');
+      return svc.create(req.body, API);
+    },
+  );
+  app.get<I>(
+    '/governance/virtual-keys/:id',
+    doc({ operationId: 'getVirtualKey', summary: 'Get a virtual key', params: IdParams, responses: one }),
+    async (req) => svc.get(req.params.id),
+  );
+  app.put<I>(
+    '/governance/virtual-keys/:id',
+    doc({
+      operationId: 'updateVirtualKey',
+      summary: 'Replace a virtual key',
+      description: 'Replaces the editable fields, provider configs and budgets; `value` cannot be sent.',
+      params: IdParams,
+      body: VirtualKeyInput,
+      responses: one,
+      errors: [409],
+    }),
+    async (req) => svc.update(req.params.id, req.body, API),
+  );
+  app.delete<I>(
+    '/governance/virtual-keys/:id',
+    doc({
+      operationId: 'deleteVirtualKey',
+      summary: 'Delete a virtual key',
+      params: IdParams,
+      responses: { 200: { description: 'Deleted', json: Deleted } },
+      errors: [409],
+    }),
+    async (req) => {
+      await svc.delete(req.params.id, API);
+      return { deleted: req.params.id };
+    },
+  );
 
-  app.get('/governance/budgets', async () => {
-    const budgets = await rt.state.budgets.list();
-    return { budgets, total: budgets.length };
-  });
+  app.get(
+    '/governance/budgets',
+    doc({
+      operationId: 'listBudgets',
+      summary: 'List every budget with its owner and usage',
+      responses: { 200: { description: 'Every budget', json: BudgetList } },
+    }),
+    async () => {
+      const budgets = await rt.state.budgets.list();
+      return { budgets, total: budgets.length };
+    },
+  );
 }

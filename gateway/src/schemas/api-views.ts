@@ -1,0 +1,224 @@
+// What the management API answers, as schemas for the API document (the services build these views as plain
+// objects: state/services/**). Inputs are not here: the document uses the services' own input schemas.
+// Where a view passes stored data through unchanged, the schema says so (open objects) rather than invent fields.
+import { z } from 'zod';
+import { ClientConfig, NetworkConfigInput } from '../config/schema.ts';
+import { MAX_PATH_PARAM } from '../state/services/input.ts';
+
+const Timestamp = z.string().describe('ISO 8601 timestamp');
+/** Where a row came from: `api`, `config` (config.json) or `kubernetes` (with `owner_ref`). */
+const Source = z.string().describe('api, config or kubernetes');
+const Provenance = {
+  source: Source,
+  owner_ref: z.string().optional().describe('the Kubernetes resource that owns this row'),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+/** An id or name taken from the path (services refuse longer ones or control characters with 400). */
+export const PathParam = z.string().min(1).max(MAX_PATH_PARAM);
+export const ProviderParams = z.object({ provider: PathParam });
+export const ProviderKeyParams = z.object({ provider: PathParam, key_id: PathParam });
+export const IdParams = z.object({ id: PathParam });
+
+export const Deleted = z.strictObject({ deleted: z.string().describe('the id or name of the deleted row') });
+
+export const ClientConfigView = z.strictObject({ client_config: ClientConfig });
+/** PUT /api/config: the whole client settings; omitted fields take their defaults. */
+export const ClientConfigPut = z.strictObject({ client_config: ClientConfig });
+
+export const ProviderView = z.strictObject({
+  name: z.string(),
+  network_config: NetworkConfigInput,
+  ...Provenance,
+});
+export const ProviderList = z.strictObject({ providers: z.array(ProviderView), total: z.int() });
+
+const Redacted = z.string().describe('redacted: at most the first and last 4 characters');
+export const ProviderKeyView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  value: Redacted,
+  models: z.array(z.string()),
+  weight: z.number(),
+  aliases: z.record(z.string(), z.string()),
+  azure_key_config: z.strictObject({ endpoint: z.string(), api_version: z.string().optional() }).optional(),
+  bedrock_key_config: z
+    .strictObject({
+      region: z.string(),
+      access_key: Redacted.optional(),
+      secret_key: Redacted.optional(),
+      session_token: Redacted.optional(),
+    })
+    .optional(),
+  vertex_key_config: z
+    .strictObject({ project_id: z.string(), region: z.string(), auth_credentials: Redacted.optional() })
+    .optional(),
+  replicate_key_config: z.strictObject({ use_deployments_endpoint: z.boolean() }).optional(),
+  ...Provenance,
+});
+export const ProviderKeyList = z.strictObject({ keys: z.array(ProviderKeyView) });
+
+export const RateLimitView = z
+  .strictObject({
+    request_max_limit: z.number().optional(),
+    request_reset_duration: z.string().optional(),
+    token_max_limit: z.number().optional(),
+    token_reset_duration: z.string().optional(),
+  })
+  .nullable();
+
+/** A budget with its usage in the current period; exactly one of the owner fields is set. */
+export const BudgetView = z.strictObject({
+  id: z.string(),
+  max_limit: z.number().describe('USD'),
+  reset_duration: z.string(),
+  virtual_key_id: z.string().optional(),
+  provider_config_id: z.string().optional(),
+  team_id: z.string().optional(),
+  customer_id: z.string().optional(),
+  current_usage: z.number().describe('USD spent in the current period'),
+  last_reset: Timestamp,
+  next_reset: Timestamp.nullable(),
+});
+export const BudgetList = z.strictObject({ budgets: z.array(BudgetView), total: z.int() });
+
+export const OwnerView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  rate_limit: RateLimitView,
+  budgets: z.array(BudgetView),
+  ...Provenance,
+});
+export const TeamList = z.strictObject({ teams: z.array(OwnerView), total: z.int() });
+export const CustomerList = z.strictObject({ customers: z.array(OwnerView), total: z.int() });
+
+export const VirtualKeyView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  value_hint: z.string(),
+  is_active: z.boolean(),
+  expires_at: Timestamp.nullable(),
+  calendar_aligned: z.boolean(),
+  rate_limit: RateLimitView,
+  allowed_extra_headers: z.array(z.string()),
+  mcp_configs: z.array(
+    z.strictObject({
+      mcp_client_name: z.string(),
+      tools_to_execute: z.array(z.string()),
+      tools_to_auto_execute: z.array(z.string()),
+    }),
+  ),
+  team_id: z.string().nullable(),
+  customer_id: z.string().nullable(),
+  provider_configs: z.array(
+    z.strictObject({
+      id: z.string(),
+      provider: z.string(),
+      allowed_models: z.array(z.string()),
+      key_ids: z.array(z.string()),
+      weight: z.number().nullable(),
+      rate_limit: RateLimitView,
+      budgets: z.array(BudgetView),
+    }),
+  ),
+  budgets: z.array(BudgetView),
+  ...Provenance,
+});
+/** The create answer: the only one that carries the full value. */
+export const VirtualKeyCreated = VirtualKeyView.extend({ value: z.string().describe('the full key, shown once') });
+export const VirtualKeyList = z.strictObject({ virtual_keys: z.array(VirtualKeyView), total: z.int() });
+
+export const PricingOverrideView = z.strictObject({
+  id: z.string(),
+  scope: z.enum(['global', 'provider', 'provider_key', 'virtual_key']),
+  scope_id: z.string().nullable(),
+  provider: z.string(),
+  model: z.string(),
+  input_cost_per_token: z.number(),
+  output_cost_per_token: z.number(),
+  cache_read_cost_per_token: z.number().nullable(),
+  cache_write_cost_per_token: z.number().nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const PricingOverrideList = z.strictObject({ pricing_overrides: z.array(PricingOverrideView), total: z.int() });
+
+export const RoutingRuleView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  enabled: z.boolean(),
+  condition: z.string(),
+  targets: z.array(z.strictObject({ provider: z.string(), model: z.string(), weight: z.number() })),
+  fallbacks: z.array(z.string()),
+  scope: z.enum(['global', 'team', 'customer', 'virtual_key']),
+  scope_id: z.string().nullable(),
+  priority: z.int(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const RoutingRuleList = z.strictObject({ routing_rules: z.array(RoutingRuleView), total: z.int() });
+
+/** One configured rate limit with its owner and the counters of its current windows. */
+export const RateLimitEntryView = z.strictObject({
+  owner_kind: z.enum(['virtual_key', 'provider_config', 'team', 'customer']),
+  owner_id: z.string(),
+  owner_name: z.string(),
+  virtual_key_id: z.string().nullable().optional().describe('provider configs only'),
+  provider: z.string().nullable().optional().describe('provider configs only'),
+  request_max_limit: z.number().nullable(),
+  request_reset_duration: z.string().nullable(),
+  request_current_usage: z.number().nullable(),
+  request_reset_at: Timestamp.nullable(),
+  token_max_limit: z.number().nullable(),
+  token_reset_duration: z.string().nullable(),
+  token_current_usage: z.number().nullable(),
+  token_reset_at: Timestamp.nullable(),
+});
+export const RateLimitList = z.strictObject({ rate_limits: z.array(RateLimitEntryView), total: z.int() });
+
+const OwnerBudgets = z.strictObject({ id: z.string(), name: z.string(), budgets: z.array(BudgetView) });
+export const QuotaView = z.strictObject({
+  virtual_key: z.strictObject({ id: z.string(), name: z.string() }),
+  budgets: z.array(BudgetView),
+  provider_configs: z.array(z.strictObject({ provider: z.string(), budgets: z.array(BudgetView) })),
+  team: OwnerBudgets.optional(),
+  customer: OwnerBudgets.optional(),
+  rate_limits: z.array(RateLimitEntryView),
+});
+
+/** A request-log row as stored: the columns below always, others (tokens, cost, owners, trail) as recorded. */
+export const LogEntryView = z.looseObject({
+  id: z.string(),
+  created_at: Timestamp,
+  request_type: z.string(),
+  status: z.enum(['success', 'error']),
+  status_code: z.int(),
+  stream: z.boolean(),
+  latency_ms: z.number(),
+});
+export const LogList = z.strictObject({
+  logs: z.array(LogEntryView),
+  total: z.int(),
+  limit: z.int(),
+  offset: z.int(),
+});
+
+export const HealthView = z.strictObject({ status: z.literal('ok') });
+const Dependency = z.strictObject({ kind: z.string(), ok: z.boolean() });
+export const ReadyView = z.strictObject({
+  status: z.enum(['ready', 'not_ready']),
+  database: Dependency,
+  coordination: Dependency,
+  draining: z.boolean(),
+});
+
+/** The API document itself (OpenAPI 3.1). */
+export const OpenApiView = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});

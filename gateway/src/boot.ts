@@ -18,6 +18,7 @@ import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
+import { DirSpool } from './state/spool.ts';
 
 export interface BootOptions {
   env: EnvSettings;
@@ -90,6 +91,8 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
     const metrics = createMetrics();
     logWriter = new LogWriter(logStore, {
+      // Rows the database refuses wait on disk (PGlite lives in the process: nothing to wait for).
+      spool: env.databaseUrl ? new DirSpool({ dir: join(env.dataDir, 'spool'), kind: 'logs' }) : undefined,
       onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing request logs failed; will retry'),
       onDropped: (rows) => metrics.logsDropped.inc(rows),
     });

@@ -59,8 +59,11 @@ async function chat(pod: GatewayProcess, name: keyof typeof keys): Promise<Outco
   const res = await fetch(`${pod.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'x-gateway-vk': key.value, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
-  });
+    // A bounded max_tokens keeps each reservation small, as real clients do.
+    body: JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }),
+  }).catch(() => undefined);
+  // A connection error (a pod died) is an outcome the assertions report, not an exception that stops the load.
+  if (res === undefined) return { key: name, status: 0, code: 'connection_error', retryAfter: null };
   const json = (await res.json()) as { usage?: { completion_tokens: number }; error?: { code: string } };
   if (res.status === 200) key.spentNano += (json.usage?.completion_tokens ?? 0) * NANO_PER_TOKEN;
   return { key: name, status: res.status, code: json.error?.code, retryAfter: res.headers.get('retry-after') };
@@ -147,8 +150,21 @@ async function chargedInPostgres(budgetOwner: string): Promise<number> {
   }
 }
 
-const spooled = async (dir: TempDir) =>
-  (await readdir(join(dir.path, 'spool')).catch(() => [])).filter((n) => n.startsWith('charges-'));
+async function logRows(): Promise<number> {
+  const client = new pg.Client({ connectionString: postgres.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM request_logs WHERE request_type = 'chat_completion'`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+const spooled = async (dir: TempDir, prefix = '') =>
+  (await readdir(join(dir.path, 'spool')).catch(() => [])).filter((n) => n.startsWith(prefix));
 
 describe('Redis and Postgres faults under load', () => {
   it('serves through them, answers only 200 or 503 coordination_unavailable, and loses no charge', async () => {
@@ -170,7 +186,15 @@ describe('Redis and Postgres faults under load', () => {
     const down = await during.stop();
     await redis.start();
     // Back within the client's reconnect delay (200 ms) plus the first admissions' loads from Postgres.
-    await waitFor(async () => (await chat(pods[1]!, 'budget')).status === 200, 5_000, 'governed requests served');
+    await waitFor(
+      async () => {
+        const probe = await chat(pods[1]!, 'budget');
+        all.push(probe);
+        return probe.status === 200;
+      },
+      5_000,
+      'governed requests served',
+    );
     await sleep(500);
     all.push(...(await run.stop()), ...down);
     // While Redis was down: keys without limits were served, governed ones refused with 503 and Retry-After.
@@ -193,9 +217,11 @@ describe('Redis and Postgres faults under load', () => {
     const pgDown = await run.stop();
     expect(pgDown.filter((o) => o.status !== 200)).toEqual([]);
     all.push(...pgDown);
-    // Pod B dies with its charges on disk only (each response's charge is spooled right after it is sent).
-    await sleep(300);
-    expect((await spooled(dataDirs[1]!)).length).toBeGreaterThan(0);
+    // Pod B dies with its charges and request logs on disk only: a charge is spooled right after its response,
+    // a request log within the flush interval (1 s), which is what a kill may lose of the logs.
+    await sleep(1_300);
+    expect((await spooled(dataDirs[1]!, 'charges-')).length).toBeGreaterThan(0);
+    expect((await spooled(dataDirs[1]!, 'logs-')).length).toBeGreaterThan(0);
     pods[1]!.child.kill('SIGKILL');
     await new Promise((r) => pods[1]!.child.once('exit', r));
     await postgres.start();
@@ -214,5 +240,8 @@ describe('Redis and Postgres faults under load', () => {
     const detail = await admin('GET', `/api/governance/virtual-keys/${keys.budget.id}`);
     const usage = (detail['budgets'] as { current_usage: number }[])[0]!.current_usage;
     expect(Math.round(usage * 1e9)).toBe(keys.budget.spentNano);
+    // Every request was logged once, also those both pods served while Postgres was down.
+    await waitFor(async () => (await logRows()) >= all.length, 10_000, 'every request logged');
+    expect(await logRows()).toBe(all.length);
   }, 90_000);
 });

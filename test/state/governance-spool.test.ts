@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedisCoordinator } from '../../gateway/src/state/coord/redis.ts';
 import type { Coordinator } from '../../gateway/src/state/coord/types.ts';
@@ -20,14 +21,14 @@ import { waitFor } from '../harness/wait.ts';
 const DAY = 86_400_000;
 const PERIOD = Math.floor(Date.now() / DAY) * DAY;
 
-let pg: StoppableServer;
+let pgServer: StoppableServer;
 let db: Db;
 let budget: string;
 const dirs: TempDir[] = [];
 
 beforeAll(async () => {
-  pg = await startStoppablePostgres();
-  db = await openDb({ databaseUrl: pg.url });
+  pgServer = await startStoppablePostgres();
+  db = await openDb({ databaseUrl: pgServer.url });
   await migrate(db);
   await db.query(`INSERT INTO teams (id, name, source) VALUES ('team', 'team', 'api')`);
   budget = `b-${randomUUID()}`;
@@ -38,7 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.close();
-  await pg?.destroy();
+  await pgServer?.destroy();
   await Promise.all(dirs.map((d) => d.remove()));
 });
 
@@ -70,7 +71,7 @@ describe('the charge spool', () => {
     const dir = await newDir();
     const store = new ChargeStore(db, { spool: new ChargeSpool({ dir }), drainIntervalMs: 3_600_000 });
     const rows = [charge(100), charge(250), charge(7)];
-    await pg.kill();
+    await pgServer.kill();
     try {
       // Each call resolves: the charge is on disk, so the request may be settled in Redis.
       await Promise.all(rows.map((r) => store.record([r])));
@@ -80,7 +81,7 @@ describe('the charge spool', () => {
       expect(parseSpool(await readFile(join(dir, files[0]!), 'utf8'))).toHaveLength(3);
       await expect(store.drainSpool()).rejects.toMatchObject({ code: 'connection_failed' });
     } finally {
-      await pg.start();
+      await pgServer.start();
     }
     expect(await store.drainSpool()).toBe(3);
     expect(await stored(rows.map((r) => r.requestId))).toBe(357);
@@ -98,6 +99,33 @@ describe('the charge spool', () => {
     expect(await spoolFiles(dir)).toEqual([]);
     await store.close();
   }, 60_000);
+
+  it('spools a batch Postgres holds too long, so settlement is not held, and stores it once', async () => {
+    const dir = await newDir();
+    const store = new ChargeStore(db, {
+      spool: new ChargeSpool({ dir }),
+      drainIntervalMs: 3_600_000,
+      spillAfterMs: 100,
+    });
+    const rows = [charge(40), charge(2)];
+    // Another session holds the table: the INSERT waits, as on a stalled Postgres.
+    const locker = new pg.Client({ connectionString: pgServer.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE usage_charges IN EXCLUSIVE MODE');
+      await store.record(rows);
+      expect(store.spoolPending).toBe(true);
+      expect(await spoolFiles(dir)).toHaveLength(1);
+      await locker.query('COMMIT');
+    } finally {
+      await locker.end();
+    }
+    await store.drainSpool();
+    await waitFor(async () => (await stored(rows.map((r) => r.requestId))) === 42, 5_000, 'the charges stored');
+    expect(await spoolFiles(dir)).toEqual([]);
+    await store.close();
+  }, 30_000);
 
   it("drains a dead process's spool at start, skipping a line torn by the kill", async () => {
     const dir = await newDir();

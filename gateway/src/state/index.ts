@@ -6,6 +6,7 @@ import type { Coordinator, Unsubscribe } from './coord/types.ts';
 import { migrate } from './db/migrate.ts';
 import { openDb } from './db/open.ts';
 import type { Db } from './db/types.ts';
+import { isUnavailable } from './errors.ts';
 import { CHANGES_CHANNEL, type ChangeEvent, parseChangeEvent } from './events.ts';
 import { ChargeStore } from './governance/charges.ts';
 import { GovernanceCounters } from './governance/counters.ts';
@@ -111,7 +112,10 @@ export async function openState(opts: StateOptions): Promise<State> {
   });
   const counters = new GovernanceCounters(coord, charges);
   const heal = () =>
-    counters.heal(now()).catch((err: Error) => opts.log.warn({ err: err.message }, 'reloading stale budgets failed'));
+    counters.heal(now()).catch((err: Error) => {
+      // Still down: retried by the timer below, no warning every 2 s of an outage.
+      if (!isUnavailable(err)) opts.log.warn({ err: err.message }, 'reloading stale budgets failed');
+    });
   coord.onReconnect(() => {
     void reloadAll();
     void heal();

@@ -2,8 +2,12 @@
 // Each entry is turned into its COPY line at once and appended to a byte chunk outside the JS heap: the
 // pending logs are a few large buffers, not thousands of objects the garbage collector must promote and
 // trace. The queue is bounded in bytes; past the bound the oldest chunk is dropped and counted (never silent).
+// With a spool, a chunk the database refused goes to disk instead of waiting in memory, so a pod killed while
+// Postgres is down loses only the rows of its last flush interval; the spool is written back when it answers.
+
 import { copyLine, type RequestLog } from '../../state/services/log-rows.ts';
 import type { LogStore } from '../../state/services/logs.ts';
+import type { DirSpool } from '../../state/spool.ts';
 
 export interface LogWriterOptions {
   flushIntervalMs?: number;
@@ -15,6 +19,10 @@ export interface LogWriterOptions {
   onError?: (err: Error, dropped: number) => void;
   /** Rows dropped because the queue was full (counted in gateway_request_logs_dropped_total). */
   onDropped?: (rows: number) => void;
+  /** Where chunks wait on disk while the database is unreachable (survives the process being killed). */
+  spool?: DirSpool | undefined;
+  /** Bytes the spool may hold; past this, chunks stay in memory (and the memory bound applies). */
+  maxSpoolBytes?: number;
 }
 
 /**
@@ -50,6 +58,11 @@ export class LogWriter {
   private flushing: Promise<void> | undefined;
   /** The last write failed: the next one must skip rows that may already be stored. */
   private retrying = false;
+  private readonly spool: DirSpool | undefined;
+  private readonly maxSpoolBytes: number;
+  /** A write failed: chunks go to the spool, and the database is tried again from `retryAt` on. */
+  private degraded = false;
+  private retryAt = 0;
   /** Rows dropped since start. */
   dropped = 0;
 
@@ -61,6 +74,14 @@ export class LogWriter {
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
     this.onError = opts.onError;
     this.onDropped = opts.onDropped;
+    this.spool = opts.spool;
+    this.maxSpoolBytes = opts.maxSpoolBytes ?? 1024 * 1024 * 1024;
+    // Rows a previous process of this pod left on disk are written back at start.
+    if (this.spool) this.schedule(0);
+  }
+
+  private get retryMs(): number {
+    return Math.max(1000, this.flushIntervalMs * 5);
   }
 
   /** Rows waiting to be written (including a write in progress). */
@@ -133,7 +154,7 @@ export class LogWriter {
   /** Writes everything buffered; concurrent calls share one write. */
   async flush(): Promise<void> {
     if (this.flushing) await this.flushing;
-    if (this.chunks.length === 0) return;
+    if (this.chunks.length === 0 && !this.spool?.maybePending) return;
     this.flushing = this.writeAll().finally(() => {
       this.flushing = undefined;
     });
@@ -141,18 +162,28 @@ export class LogWriter {
   }
 
   private async writeAll(): Promise<void> {
+    if (this.spool?.maybePending && Date.now() >= this.retryAt) await this.drainSpool();
     for (;;) {
       const chunk = this.chunks[0];
-      if (chunk === undefined) return;
+      if (chunk === undefined) break;
       this.inFlight = chunk;
       try {
-        await this.store.insertLines(chunk.buf.subarray(0, chunk.used), { retry: this.retrying });
-        this.retrying = false;
+        const data = chunk.buf.subarray(0, chunk.used);
+        if (this.degraded && this.spoolRoom(chunk)) await this.spool?.append(data);
+        else {
+          await this.store.insertLines(data, { retry: this.retrying });
+          this.retrying = false;
+        }
       } catch (err) {
         this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
         // The failed batch may have committed before the error reached us: the retry skips stored rows.
         this.retrying = true;
-        this.schedule(Math.max(1000, this.flushIntervalMs * 5));
+        this.retryAt = Date.now() + this.retryMs;
+        if (this.spool && !this.degraded) {
+          this.degraded = true;
+          continue;
+        }
+        this.schedule(this.retryMs);
         return;
       } finally {
         this.inFlight = undefined;
@@ -162,11 +193,53 @@ export class LogWriter {
       this.bytes -= chunk.buf.length;
       this.recycle(chunk);
     }
+    // While degraded, what was spooled is tried again later even if no new row arrives.
+    if (this.spool?.maybePending) this.schedule(Math.max(0, this.retryAt - Date.now()));
+  }
+
+  private spoolRoom(chunk: Chunk): boolean {
+    return this.spool !== undefined && this.spool.appendedBytes + chunk.used <= this.maxSpoolBytes;
+  }
+
+  /** Writes the spooled rows back (skipping rows already stored); on failure stays degraded and retries later. */
+  private async drainSpool(): Promise<void> {
+    try {
+      await this.spool?.drain(async (data) => {
+        for (const piece of rowPieces(data, CHUNK_BYTES)) await this.store.insertLines(piece, { retry: true });
+      });
+      this.degraded = false;
+    } catch (err) {
+      this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
+      this.degraded = true;
+      this.retryAt = Date.now() + this.retryMs;
+    }
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    // One more try of the database: what it refuses stays on disk for the next process.
+    this.retryAt = 0;
     await this.flush();
+    if (this.timer) clearTimeout(this.timer);
+    this.spool?.close();
+  }
+}
+
+/**
+ * A spool file's rows in pieces of about `size` bytes, each ending at a row's newline. A last row without its
+ * newline was torn by a kill during the append (that chunk's later rows are lost with it) and is left out.
+ */
+export function* rowPieces(data: Buffer, size: number): Generator<Buffer> {
+  const end = data.lastIndexOf(10) + 1;
+  let start = 0;
+  while (start < end) {
+    let stop = Math.min(start + size, end);
+    if (stop < end) {
+      const newline = data.lastIndexOf(10, stop - 1);
+      stop = newline >= start ? newline + 1 : data.indexOf(10, stop) + 1;
+    }
+    yield data.subarray(start, stop);
+    start = stop;
   }
 }

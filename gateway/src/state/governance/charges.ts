@@ -29,6 +29,12 @@ export interface ChargeStoreOptions {
   spool?: ChargeSpool | undefined;
   /** How often the spool is drained while it holds charges. Default 1,000 ms. */
   drainIntervalMs?: number;
+  /**
+   * With a spool: a batch Postgres has not committed after this long goes to the spool instead (the INSERT may
+   * still land; the drain's is idempotent). Default 250 ms: while Postgres hangs, every unsettled request keeps
+   * its reservation, and a budget would fill with reservations and deny requests it has room for.
+   */
+  spillAfterMs?: number;
   log?: { warn(obj: object, msg: string): void };
 }
 
@@ -77,6 +83,7 @@ export class ChargeStore {
   #degraded = false;
   #drainTimer: NodeJS.Timeout | undefined;
   #draining: Promise<number> | undefined;
+  readonly #spillAfterMs: number;
 
   constructor(db: Db, options: ChargeStoreOptions = {}) {
     this.#db = db;
@@ -84,6 +91,7 @@ export class ChargeStore {
     this.#maxRows = Math.max(1, options.maxBatchRows ?? 500);
     this.#spool = options.spool;
     this.#log = options.log;
+    this.#spillAfterMs = options.spillAfterMs ?? 250;
     if (this.#spool) {
       // Also at start: a previous process of this pod may have died with charges on disk.
       this.#drainTimer = setInterval(() => void this.#drainQuietly(), options.drainIntervalMs ?? 1_000);
@@ -200,6 +208,7 @@ export class ChargeStore {
     const rows = batch.flatMap((waiter) => waiter.rows);
     try {
       if (this.#degraded && this.#spool) await this.#spoolRows(rows);
+      else if (this.#spool) await this.#insertWithin(rows, this.#spillAfterMs);
       else await this.#insert(rows);
       for (const waiter of batch) waiter.resolve();
       return;
@@ -228,6 +237,24 @@ export class ChargeStore {
       } catch (error) {
         waiter.reject(error);
       }
+    }
+  }
+
+  async #insertWithin(rows: readonly Charge[], ms: number): Promise<void> {
+    const insert = this.#insert(rows);
+    // Lost the race: the spool has these rows; whatever the INSERT does later changes nothing.
+    insert.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new DbError('statement_timeout', `Postgres did not commit charges within ${ms} ms`)),
+        ms,
+      );
+    });
+    try {
+      await Promise.race([insert, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

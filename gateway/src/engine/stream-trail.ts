@@ -1,7 +1,7 @@
 // A stream's attempt is recorded when its success status arrives; if the stream then fails, the trail's last
 // attempt must say so (the log row says `error`), and the upstream's words reach the caller without key secrets.
 import { ProviderError } from '../providers/errors.ts';
-import { redactError } from '../providers/shared/redact.ts';
+import { boundText, redactError } from '../providers/shared/redact.ts';
 import { messageOf } from '../util/errors.ts';
 import { type Attempt, attemptError, type ExecOutcome } from './execute.ts';
 
@@ -17,7 +17,7 @@ export function markStreamFailure(
   last.next = 'fail';
   last.status = failure.status;
   if (failure.error_type !== undefined) last.error_type = failure.error_type;
-  if (failure.error !== undefined) last.error = failure.error.slice(0, 500);
+  if (failure.error !== undefined) last.error = boundText(failure.error, [], 500);
 }
 
 /**

@@ -68,9 +68,13 @@ export function scrub(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** Scrubbed, then cut to `max` characters with a marker saying so. */
+/**
+ * Scrubbed, then cut to `max` characters with a marker saying so. NUL becomes U+FFFD: Postgres text and jsonb
+ * cannot hold it, and one such row would stop the request log's batch.
+ */
 export function boundText(text: string, secrets: readonly string[], max = MAX_ERROR_TEXT_CHARS): string {
-  const clean = scrub(text, secrets);
+  let clean = scrub(text, secrets);
+  if (clean.includes('\u0000')) clean = clean.split('\u0000').join('\ufffd');
   return clean.length <= max ? clean : `${clean.slice(0, max)}… (truncated)`;
 }
 

@@ -76,6 +76,10 @@ describe('bounded error text', () => {
     expect(out.length).toBeLessThanOrEqual(MAX_ERROR_TEXT_CHARS + 20);
   });
 
+  it('replaces NUL, which the request log cannot store', () => {
+    expect(boundText('a\u0000b', [])).toBe('a\ufffdb');
+  });
+
   it('redacts message, type and code of a ProviderError and keeps the rest', () => {
     const err = new ProviderError('upstream', `invalid key sk-secret-value-1 ${'y'.repeat(10_000)}`, {
       status: 401,

@@ -140,6 +140,7 @@ describe('what the chart renders by default', () => {
                 env: [
                   env('GATEWAY_PORT', '8080'),
                   env('GATEWAY_LOG_LEVEL', 'info'),
+                  env('GATEWAY_DATA_DIR', '/tmp/gateway-data'),
                   env('DATABASE_URL', fromSecret('pg', 'url')),
                   env('REDIS_URL', fromSecret('redis', 'url')),
                   env('GATEWAY_ENCRYPTION_KEY', fromSecret(`${FULLNAME}-encryption-key`, 'encryption-key')),

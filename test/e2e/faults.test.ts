@@ -58,7 +58,12 @@ async function chat(pod: GatewayProcess, name: keyof typeof keys): Promise<Outco
   const key = keys[name];
   const res = await fetch(`${pod.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { 'x-gateway-vk': key.value, 'content-type': 'application/json' },
+    // Plain requests use session stickiness: it lives in Redis, and must not fail them while Redis is down.
+    headers: {
+      'x-gateway-vk': key.value,
+      'content-type': 'application/json',
+      ...(name === 'plain' ? { 'x-gateway-session-id': 'fault-session' } : {}),
+    },
     // A bounded max_tokens keeps each reservation small, as real clients do.
     body: JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }),
   }).catch(() => undefined);

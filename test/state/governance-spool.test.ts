@@ -204,6 +204,8 @@ describe('settlements that missed Redis', () => {
       counters.settle({ requestId: 'req-1', now, budgets: [{ ...period, costNano: 3_000 }], tokens: [] }),
     ).rejects.toMatchObject({ code: 'unavailable' });
     expect(counters.stalePeriods).toBe(1);
+    // The budget views meanwhile show what Postgres has charged.
+    expect(await counters.usage([period], now)).toEqual([{ usedNano: 3_000, reservedNano: 0, source: 'postgres' }]);
     await redis.start();
     await waitFor(() => coord.healthy(), 10_000, 'redis reconnected');
     // Without the heal Redis would show 0 used and 5,000 still reserved until the reservation expired.

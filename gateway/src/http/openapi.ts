@@ -13,6 +13,8 @@ export interface ResponseDoc {
   json?: z.ZodType;
   /** A non-JSON body: its content type (e.g. `text/plain`, `text/event-stream`), a string in the document. */
   text?: string;
+  /** OpenAPI links: operations that take a value of this answer (a created row's id), by link name. */
+  links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
 }
 
 /** What a route says about itself for the document; schemas are documentation only, never validated twice. */
@@ -209,7 +211,10 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
     const content: Json = {};
     if (res.json) content['application/json'] = { schema: sink.convert(res.json, 'output', doc?.operationId) };
     if (res.text) content[res.text] = { schema: { type: 'string' } };
-    responses[status] = Object.keys(content).length > 0 ? { description: res.description, content } : res;
+    const out: Json = { description: res.description };
+    if (Object.keys(content).length > 0) out['content'] = content;
+    if (res.links) out['links'] = res.links;
+    responses[status] = out;
   }
   for (const status of errorStatuses(r.method, r.scheme, doc)) {
     responses[String(status)] = {

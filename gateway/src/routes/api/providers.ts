@@ -23,6 +23,22 @@ function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
 }
 const deleted = { 200: { description: 'Deleted', json: Deleted } };
 
+/** Operations that take the provider or key just created (OpenAPI links). */
+const named = { provider: '$response.body#/name' };
+const providerLinks = Object.fromEntries(
+  ['getProvider', 'updateProvider', 'deleteProvider', 'listProviderKeys', 'createProviderKey'].map((op) => [
+    op,
+    { operationId: op, parameters: named },
+  ]),
+);
+const keyOf = { provider: '$request.path.provider', key_id: '$response.body#/id' };
+const keyLinks = Object.fromEntries(
+  ['getProviderKey', 'updateProviderKey', 'deleteProviderKey'].map((op) => [
+    op,
+    { operationId: op, parameters: keyOf },
+  ]),
+);
+
 export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void {
   const svc = rt.state.providers;
 
@@ -45,7 +61,7 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
       summary: 'Add a provider',
       description: 'Keys are managed with /api/providers/{provider}/keys.',
       body: ProviderInput,
-      responses: { 201: { description: 'The provider', json: ProviderView } },
+      responses: { 201: { description: 'The provider', json: ProviderView, links: providerLinks } },
       errors: [409],
     }),
     async (req, reply) => {
@@ -107,7 +123,7 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
       summary: 'Add a key to a provider',
       params: ProviderParams,
       body: KeyInput,
-      responses: { 201: { description: 'The key (value redacted)', json: ProviderKeyView } },
+      responses: { 201: { description: 'The key (value redacted)', json: ProviderKeyView, links: keyLinks } },
       errors: [409],
     }),
     async (req, reply) => {

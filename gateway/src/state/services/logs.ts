@@ -1,16 +1,21 @@
 // Request logs as /api/logs reads them, and their retention. Rows are written by log-rows.ts.
 import { z } from 'zod';
 import { formatIssues } from '../../config/issues.ts';
+import { nameString } from '../../schemas/strings.ts';
 import type { Db } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import { timeOrderedFloor } from '../ids.ts';
+import { checkPathParam } from './input.ts';
 import { copyText, type RequestLog, writeLogLines } from './log-rows.ts';
 
+/** Filters compare with stored text columns: a control character or broken Unicode could match no row. */
+const Filter = nameString(256).optional();
+
 export const LogQuery = z.strictObject({
-  provider: z.string().optional(),
+  provider: Filter,
   status: z.enum(['success', 'error']).optional(),
-  request_type: z.string().optional(),
-  virtual_key_id: z.string().optional(),
+  request_type: Filter,
+  virtual_key_id: Filter,
   limit: z.coerce.number().int().min(1).max(1000).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -58,6 +63,7 @@ export class LogStore {
   }
 
   async get(id: string): Promise<Record<string, unknown>> {
+    checkPathParam(id, 'id');
     const { rows } = await this.db.query('SELECT * FROM request_logs WHERE id = $1', [id]);
     if (!rows[0]) throw new StateError('not_found', `log ${id} not found`, 'id');
     return view(rows[0]);

@@ -2,7 +2,7 @@
 // service: list (`{<listKey>, total}`), create (201), get, PUT replace, delete (`{deleted: id}`).
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import type { RouteDoc } from '../../../http/openapi.ts';
+import type { ResponseDoc, RouteDoc } from '../../../http/openapi.ts';
 import type { Runtime } from '../../../runtime.ts';
 import {
   CustomerList,
@@ -49,6 +49,16 @@ function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
   return { config: { openapi: { ...d, tags: ['Governance'] } } };
 }
 
+/** The operations that take the id of a row just created (OpenAPI links). */
+export function byId(noun: string): NonNullable<ResponseDoc['links']> {
+  const parameters = { id: '$response.body#/id' };
+  return {
+    [`get${noun}`]: { operationId: `get${noun}`, parameters },
+    [`update${noun}`]: { operationId: `update${noun}`, parameters },
+    [`delete${noun}`]: { operationId: `delete${noun}`, parameters },
+  };
+}
+
 export function registerCrudRoutes(app: FastifyInstance, base: string, svc: CrudService, d: CrudDocs): void {
   const one = { 200: { description: `The ${d.label}`, json: d.view } };
   app.get(
@@ -69,7 +79,7 @@ export function registerCrudRoutes(app: FastifyInstance, base: string, svc: Crud
       operationId: `create${d.noun}`,
       summary: `Create a ${d.label}`,
       body: d.input,
-      responses: { 201: { description: `The ${d.label}`, json: d.view } },
+      responses: { 201: { description: `The ${d.label}`, json: d.view, links: byId(d.noun) } },
       errors: [409],
     }),
     async (req, reply) => {

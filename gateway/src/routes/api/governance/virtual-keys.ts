@@ -13,6 +13,7 @@ import {
 import type { BudgetService } from '../../../state/services/governance/budgets.ts';
 import { VirtualKeyInput } from '../../../state/services/governance/validate.ts';
 import type { VirtualKeyService } from '../../../state/services/governance/virtual-keys.ts';
+import { byId } from './crud.ts';
 
 type I = { Params: { id: string } };
 const API = { source: 'api' } as const;
@@ -49,7 +50,9 @@ export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRou
       summary: 'Create a virtual key',
       description: 'The answer is the only one that carries the full value (`sk-vk-...`).',
       body: VirtualKeyInput,
-      responses: { 201: { description: 'The virtual key with its value', json: VirtualKeyCreated } },
+      responses: {
+        201: { description: 'The virtual key with its value', json: VirtualKeyCreated, links: byId('VirtualKey') },
+      },
       errors: [409],
     }),
     async (req, reply) => {

@@ -8,6 +8,7 @@ import { type BedrockFake, createBedrockFake } from '../fakes/bedrock.ts';
 import { createGeminiFake, type GeminiFake } from '../fakes/gemini.ts';
 import { FakeServer, type RecordedRequest, sendJson } from '../fakes/server.ts';
 import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { type TempDir, tempDir } from '../harness/tmpdir.ts';
 
 type Json = Record<string, unknown>;
 
@@ -103,6 +104,8 @@ function hostileUpstream(): FakeServer {
 }
 
 let gw: TestGateway;
+/** The gateway's own data directory: its log spool is not shared with other gateways started from the repo. */
+let dataDir: TempDir | undefined;
 let upstream: FakeServer;
 let gemini: GeminiFake;
 let bedrock: BedrockFake;
@@ -111,7 +114,9 @@ beforeAll(async () => {
   upstream = await hostileUpstream().start();
   gemini = await createGeminiFake().start();
   bedrock = await createBedrockFake({ accessKey: ACCESS_KEY, secretKey: SECRET_KEY }).start();
+  dataDir = await tempDir('gw-bounds-');
   gw = await startTestGateway({
+    env: { GATEWAY_DATA_DIR: dataDir.path },
     config: {
       providers: {
         openai: {
@@ -145,6 +150,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await Promise.all([upstream?.stop(), gemini?.stop(), bedrock?.stop()]);
+  await dataDir?.remove();
 });
 
 beforeEach(() => {
@@ -209,6 +215,19 @@ describe('model names that would move the upstream URL', () => {
     expect(json).toMatchObject({ is_gateway_error: true, error: { code: 'invalid_request', param: 'model' } });
     expect(gemini.requests).toHaveLength(0);
     expect(bedrock.requests).toHaveLength(0);
+  });
+
+  it('NUL in the model or provider name is refused and logged without it, and later requests are still logged', async () => {
+    const refused = await chat({ model: 'gemini/gemini\u0000' });
+    expect(refused.status).toBe(400);
+    const provider = await chat({ model: 'gem\u0000ini/x' });
+    expect(provider).toMatchObject({ status: 400, json: { error: { code: 'invalid_request' } } });
+    expect((await logOf(refused.id))['original_model_requested']).toBe('gemini/gemini\ufffd');
+    expect((await logOf(provider.id))['original_model_requested']).toBe('gem\ufffdini/x');
+    const ok = await chat({ model: 'openai/gpt-4o-mini' });
+    expect(ok.status).toBe(200);
+    expect((await logOf(ok.id))['status']).toBe('success');
+    expect(gemini.requests).toHaveLength(0);
   });
 
   it('a bad fallback fails the request before the primary is called', async () => {

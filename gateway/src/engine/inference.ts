@@ -169,7 +169,7 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     created_at: f.startedAt,
     request_type: f.requestType,
     provider: o?.provider ?? null,
-    original_model_requested: f.model,
+    original_model_requested: loggableModel(f.model),
     resolved_model_used: o?.resolvedModel || null,
     status: f.error === undefined ? 'success' : 'error',
     status_code: f.statusCode,
@@ -191,6 +191,18 @@ export function logRequest(rt: Runtime, f: LogFields): void {
   };
   rt.logWriter.push(entry);
   rt.metrics.recordRequest(entry.provider ?? 'none', f.requestType, entry.status, entry.latency_ms / 1000);
+}
+
+/** Longer caller-sent model names are cut in the log (a refused name may be as long as the body limit). */
+const MAX_LOGGED_MODEL_CHARS = 1024;
+
+/**
+ * The caller's `model` as the log stores it: refused names are logged too, and Postgres text cannot hold NUL
+ * (one such row would fail its whole batch of log lines).
+ */
+function loggableModel(model: string): string {
+  const cut = model.length > MAX_LOGGED_MODEL_CHARS ? model.slice(0, MAX_LOGGED_MODEL_CHARS) : model;
+  return cut.includes('\u0000') ? cut.split('\u0000').join('\ufffd') : cut;
 }
 
 /**

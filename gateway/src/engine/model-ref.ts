@@ -45,9 +45,17 @@ export function parseModelRef(value: string, param = 'model'): ModelRef {
       param,
     });
   }
+  const provider = value.slice(0, slash);
+  // The provider name reaches messages and the log: the characters a model name cannot have, it cannot either.
+  const bad = FORBIDDEN.exec(provider);
+  if (bad) {
+    throw new GatewayError('invalid_request', `${param}: the provider name contains ${JSON.stringify(bad[0])}`, {
+      param,
+    });
+  }
   const model = value.slice(slash + 1);
   checkModelName(model, param);
-  return { provider: value.slice(0, slash), model };
+  return { provider, model };
 }
 
 /** A caller's value in an error message: JSON-quoted (control characters escaped) and cut short. */

@@ -61,6 +61,10 @@ describe('model names', () => {
     expect((err as GatewayError).message).toContain(problem);
   });
 
+  it.each(['gem\u0000ini', 'gem ini', 'a?b'])('refuses the provider name %j with 400 invalid_request', (p) => {
+    expect(() => parseModelRef(`${p}/x`)).toThrow(/provider name contains/);
+  });
+
   it('refuses names longer than the bound', () => {
     expect(modelNameProblem('m'.repeat(MAX_MODEL_CHARS))).toBeUndefined();
     expect(() => checkModelName('m'.repeat(MAX_MODEL_CHARS + 1))).toThrow(/longer than 512/);

@@ -103,7 +103,11 @@ export function buildApp(rt: Runtime): App {
     }
     const mapped = mapFrameworkError(cause);
     const env = toEnvelope(mapped, request.id, extra);
-    if (env.status_code >= 500 && env.is_gateway_error) {
+    if (env.status_code === 503) {
+      // An expected answer while Redis or the database is away: one line, no stack, so an outage does not
+      // flood the log.
+      rt.logger.warn({ request_id: request.id, code: env.error.code, err: env.error.message }, 'request refused');
+    } else if (env.status_code >= 500 && env.is_gateway_error) {
       rt.logger.error(
         { request_id: request.id, err: cause instanceof Error ? cause.stack : String(cause) },
         'request failed',

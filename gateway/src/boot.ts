@@ -1,6 +1,5 @@
 // Builds a Runtime from settings and starts serving. main.ts calls it for the process; tests call it to
 // run a real gateway in-process.
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, pino } from 'pino';
 import { Agent } from 'undici';
@@ -18,7 +17,7 @@ import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
-import { DirSpool } from './state/spool.ts';
+import { DirSpool, spoolDirFor } from './state/spool.ts';
 
 export interface BootOptions {
   env: EnvSettings;
@@ -62,6 +61,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   const { env } = opts;
   const logger = opts.logger ?? createLogger(env.logLevel);
   const file = opts.file ?? (await loadConfigFile(env.configPath, opts.processEnv ?? process.env));
+  const spoolDir = env.databaseUrl ? spoolDirFor(env.dataDir, env.databaseUrl) : undefined;
   const state = await openState({
     databaseUrl: env.databaseUrl,
     dataDir: env.databaseUrl ? undefined : env.dataDir,
@@ -69,7 +69,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     redisKeyPrefix: opts.redisKeyPrefix ?? env.redisKeyPrefix,
     encryptionKey: env.encryptionKey,
     // Charges wait here while Postgres is down (PGlite lives in the process: nothing to wait for).
-    spoolDir: env.databaseUrl ? join(env.dataDir, 'spool') : undefined,
+    spoolDir,
     catalog: providerCatalog,
     log: logger,
   });
@@ -92,7 +92,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const metrics = createMetrics();
     logWriter = new LogWriter(logStore, {
       // Rows the database refuses wait on disk (PGlite lives in the process: nothing to wait for).
-      spool: env.databaseUrl ? new DirSpool({ dir: join(env.dataDir, 'spool'), kind: 'logs' }) : undefined,
+      spool: spoolDir ? new DirSpool({ dir: spoolDir, kind: 'logs' }) : undefined,
       onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing request logs failed; will retry'),
       onDropped: (rows) => metrics.logsDropped.inc(rows),
     });

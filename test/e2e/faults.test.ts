@@ -4,9 +4,9 @@
 // and in the end each budget's usage (in Postgres and as the API shows it) is the summed cost of the
 // requests that succeeded.
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spoolDirFor } from '../../gateway/src/state/spool.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { type StoppableServer, startStoppablePostgres, startStoppableRedis } from '../harness/fault-servers.ts';
 import { ADMIN_KEY } from '../harness/gateway.ts';
@@ -169,7 +169,7 @@ async function logRows(): Promise<number> {
 }
 
 const spooled = async (dir: TempDir, prefix = '') =>
-  (await readdir(join(dir.path, 'spool')).catch(() => [])).filter((n) => n.startsWith(prefix));
+  (await readdir(spoolDirFor(dir.path, postgres.url)).catch(() => [])).filter((n) => n.startsWith(prefix));
 
 describe('Redis and Postgres faults under load', () => {
   it('serves through them, answers only 200 or 503 coordination_unavailable, and loses no charge', async () => {

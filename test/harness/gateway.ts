@@ -6,6 +6,7 @@ import { bootGateway, createLogger, type Gateway } from '../../gateway/src/boot.
 import { readEnvSettings } from '../../gateway/src/config/load.ts';
 import { ConfigFile } from '../../gateway/src/config/schema.ts';
 import { createTestDatabase, testKeyPrefix } from './db.ts';
+import { tempDir } from './tmpdir.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789';
 export const INFERENCE_TOKEN = 'test-inference-token-0123456789';
@@ -34,6 +35,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const shared = (opts.backend ?? 'shared') === 'shared';
   const databaseUrl = shared ? (opts.databaseUrl ?? (await createTestDatabase())) : undefined;
   const redisKeyPrefix = shared ? (opts.redisKeyPrefix ?? testKeyPrefix()) : undefined;
+  // Each gateway its own data directory (its spool), as each pod has its own disk; removed on close.
+  const dataDir = shared && !opts.env?.['GATEWAY_DATA_DIR'] ? await tempDir('gw-data-') : undefined;
   const env = readEnvSettings({
     GATEWAY_PORT: '0',
     GATEWAY_HOST: '127.0.0.1',
@@ -42,6 +45,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(shared ? { REDIS_URL: inject('redisUrl') } : {}),
     ...(opts.encryptionKey ? { GATEWAY_ENCRYPTION_KEY: opts.encryptionKey } : {}),
+    ...(dataDir ? { GATEWAY_DATA_DIR: dataDir.path } : {}),
     ...opts.env,
   });
   const file = ConfigFile.parse({
@@ -53,9 +57,16 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     file,
     logger: createLogger(env.logLevel),
     ...(redisKeyPrefix ? { redisKeyPrefix } : {}),
+  }).catch(async (err: unknown) => {
+    await dataDir?.remove();
+    throw err;
   });
   return {
     ...gw,
+    async close() {
+      await gw.close();
+      await dataDir?.remove();
+    },
     databaseUrl,
     redisKeyPrefix,
     admin(path, init = {}) {

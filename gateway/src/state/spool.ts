@@ -6,9 +6,25 @@
 // files it took over to drain: its own live file, rotated, or a file left by a process that is gone (killed,
 // or a previous container of this pod). A file whose process still runs is never touched, so processes may
 // share the directory; the pid test covers one machine, which is what a pod's directory is.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+
+/**
+ * The spool directory for one database: `<dataDir>/spool/<tag>`, the tag a digest of the URL without its
+ * password. Processes that share a data directory but write to different databases (several gateways on one
+ * host, test runs) never drain each other's rows into the wrong database.
+ */
+export function spoolDirFor(dataDir: string, databaseUrl: string): string {
+  let identity = databaseUrl;
+  try {
+    const u = new URL(databaseUrl);
+    identity = `${u.protocol}//${u.username}@${u.host}${u.pathname}${u.search}`;
+  } catch {
+    // Not a URL (a libpq keyword string): the whole string names the database.
+  }
+  return join(dataDir, 'spool', createHash('sha256').update(identity).digest('hex').slice(0, 16));
+}
 
 /** Boot ids of the spools open in this process: in-process gateways (tests) share the pid. */
 const OPEN_BOOTS = new Set<string>();

@@ -50,15 +50,16 @@ function entry(id: string): RequestLog {
 /** Commits the first batch, then reports a failure, as when the connection drops before the acknowledgement. */
 class LateAckStore extends LogStore {
   failures = 1;
-  override async insertLines(data: Uint8Array, opts: { retry?: boolean } = {}): Promise<void> {
-    await super.insertLines(data, opts);
+  override async insertLines(data: Uint8Array, opts: { retry?: boolean } = {}): Promise<number> {
+    const refused = await super.insertLines(data, opts);
     if (this.failures-- > 0) throw new Error('connection reset after commit');
+    return refused;
   }
 }
 
 /** A database that is down: every write fails and nothing is stored. */
 class DownStore extends LogStore {
-  override async insertLines(): Promise<void> {
+  override async insertLines(): Promise<number> {
     throw new Error('connection refused');
   }
 }
@@ -89,6 +90,31 @@ describe('request log writer', () => {
     const { rows } = await db.query<{ id: string }>(`SELECT id FROM request_logs WHERE id LIKE 'b%' ORDER BY id`);
     expect(rows.map((r) => r.id)).toEqual(['b1', 'b2']);
     expect(errors).toHaveLength(1);
+    await writer.close();
+  });
+
+  it('stores NUL as U+FFFD and drops only a row whose data Postgres refuses, counted', async () => {
+    const dropped: number[] = [];
+    const writer = new LogWriter(new LogStore(db), { flushIntervalMs: 10_000, onDropped: (n) => dropped.push(n) });
+    for (let i = 1; i <= 7; i++) {
+      const e = entry(`p${i}`);
+      if (i === 2) e.selected_key_name = 'a\u0000b';
+      // A hostile upstream's usage: out of the integer column's range.
+      if (i === 5) e.prompt_tokens = 3_000_000_000;
+      writer.push(e);
+    }
+    await writer.flush();
+    const { rows } = await db.query<{ id: string; selected_key_name: string }>(
+      `SELECT id, selected_key_name FROM request_logs WHERE id LIKE 'p%' ORDER BY id`,
+    );
+    expect(rows.map((r) => r.id)).toEqual(['p1', 'p2', 'p3', 'p4', 'p6', 'p7']);
+    expect(rows[1]?.selected_key_name).toBe('a\uFFFDb');
+    expect(dropped).toEqual([1]);
+    // Later rows are not held back by the refused one.
+    writer.push(entry('p8'));
+    await writer.flush();
+    const after = await db.query<{ id: string }>(`SELECT id FROM request_logs WHERE id = 'p8'`);
+    expect(after.rows).toHaveLength(1);
     await writer.close();
   });
 

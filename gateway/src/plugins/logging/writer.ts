@@ -171,7 +171,7 @@ export class LogWriter {
         const data = chunk.buf.subarray(0, chunk.used);
         if (this.degraded && this.spoolRoom(chunk)) await this.spool?.append(data);
         else {
-          await this.store.insertLines(data, { retry: this.retrying });
+          this.dropRefused(await this.store.insertLines(data, { retry: this.retrying }));
           this.retrying = false;
         }
       } catch (err) {
@@ -197,6 +197,13 @@ export class LogWriter {
     if (this.spool?.maybePending) this.schedule(Math.max(0, this.retryAt - Date.now()));
   }
 
+  /** Rows whose data Postgres refused (counted as dropped; the rest of their batch was stored). */
+  private dropRefused(rows: number | undefined): void {
+    if (!rows) return;
+    this.onError?.(new Error(`request log: ${rows} rows refused by the database were dropped`), rows);
+    this.onDropped?.(rows);
+  }
+
   private spoolRoom(chunk: Chunk): boolean {
     return this.spool !== undefined && this.spool.appendedBytes + chunk.used <= this.maxSpoolBytes;
   }
@@ -205,7 +212,9 @@ export class LogWriter {
   private async drainSpool(): Promise<void> {
     try {
       await this.spool?.drain(async (data) => {
-        for (const piece of rowPieces(data, CHUNK_BYTES)) await this.store.insertLines(piece, { retry: true });
+        for (const piece of rowPieces(data, CHUNK_BYTES)) {
+          this.dropRefused(await this.store.insertLines(piece, { retry: true }));
+        }
       });
       this.degraded = false;
     } catch (err) {

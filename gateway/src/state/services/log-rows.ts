@@ -1,5 +1,6 @@
 // Request-log rows as they are written: the row, its COPY text line, and the one function that stores lines.
 // The read side (/api/logs, retention) is logs.ts.
+import { DbError } from '../db/errors.ts';
 import type { Db } from '../db/types.ts';
 
 export interface RequestLog {
@@ -101,11 +102,18 @@ export function copyText(entries: readonly RequestLog[]): string {
   return out;
 }
 
+// NUL cannot be stored in a Postgres text column at all: it becomes U+FFFD rather than failing the batch.
 function copyEscape(s: string): string {
-  return /[\\\n\r\t]/.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c] ?? c) : s;
+  return /[\\\n\r\t\0]/.test(s) ? s.replace(/[\\\n\r\t\0]/g, (c) => COPY_ESCAPES[c] ?? c) : s;
 }
 
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const COPY_ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\0': '\uFFFD',
+};
 const COPY_UNESCAPES: Record<string, string> = { '\\': '\\', n: '\n', r: '\r', t: '\t' };
 
 function copyUnescape(s: string): string {
@@ -117,9 +125,35 @@ function copyUnescape(s: string): string {
  * Postgres has (PGlite too, from a blob). A retry first drops the rows already stored, so a batch whose
  * commit was acknowledged too late is never duplicated.
  */
-export async function writeLogLines(db: Db, data: Uint8Array, opts: { retry?: boolean } = {}): Promise<void> {
+export async function writeLogLines(db: Db, data: Uint8Array, opts: { retry?: boolean } = {}): Promise<number> {
   const rows = opts.retry ? await withoutStored(db, data) : data;
-  if (rows.length > 0) await db.copyFrom(COPY_SQL, rows);
+  return rows.length > 0 ? copyIsolating(db, rows) : 0;
+}
+
+/**
+ * COPYs the lines; when Postgres refuses a row's data (SQLSTATE class 22 or 23: a value out of range, a
+ * broken encoding, a duplicate), the batch is split in halves until the refused rows stand alone, and only
+ * they are dropped. One bad row must not stop every later row from being stored. Returns the rows dropped.
+ */
+async function copyIsolating(db: Db, data: Uint8Array): Promise<number> {
+  try {
+    await db.copyFrom(COPY_SQL, data);
+    return 0;
+  } catch (error) {
+    if (!isRowDataError(error)) throw error;
+  }
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const firstEnd = buf.indexOf(0x0a);
+  if (firstEnd === -1 || firstEnd === buf.length - 1) return 1;
+  // Split at the newline nearest the middle, so each half holds whole rows.
+  let cut = buf.indexOf(0x0a, buf.length >> 1);
+  if (cut === -1 || cut === buf.length - 1) cut = buf.lastIndexOf(0x0a, buf.length - 2);
+  return (await copyIsolating(db, buf.subarray(0, cut + 1))) + (await copyIsolating(db, buf.subarray(cut + 1)));
+}
+
+function isRowDataError(error: unknown): boolean {
+  if (!(error instanceof DbError) || error.sqlState === undefined) return false;
+  return error.sqlState.startsWith('22') || error.sqlState.startsWith('23');
 }
 
 async function withoutStored(db: Db, data: Uint8Array): Promise<Uint8Array> {

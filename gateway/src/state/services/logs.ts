@@ -27,13 +27,13 @@ export class LogStore {
   }
 
   /** Writes rows (see insertLines). */
-  async insertBatch(entries: readonly RequestLog[], opts: { retry?: boolean } = {}): Promise<void> {
-    if (entries.length === 0) return;
-    await this.insertLines(Buffer.from(copyText(entries)), opts);
+  async insertBatch(entries: readonly RequestLog[], opts: { retry?: boolean } = {}): Promise<number> {
+    if (entries.length === 0) return 0;
+    return this.insertLines(Buffer.from(copyText(entries)), opts);
   }
 
-  /** Writes rows given as COPY text lines (see writeLogLines). */
-  insertLines(data: Uint8Array, opts: { retry?: boolean } = {}): Promise<void> {
+  /** Writes rows given as COPY text lines (see writeLogLines); resolves to the rows Postgres refused. */
+  insertLines(data: Uint8Array, opts: { retry?: boolean } = {}): Promise<number> {
     return writeLogLines(this.db, data, opts);
   }
 

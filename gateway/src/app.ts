@@ -21,6 +21,8 @@ import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
 import type { Runtime } from './runtime.ts';
+import { isDataException } from './state/db/errors.ts';
+import { isUnavailable } from './state/errors.ts';
 import { timeOrderedId } from './state/ids.ts';
 
 declare module 'fastify' {
@@ -101,7 +103,7 @@ export function buildApp(rt: Runtime): App {
       cause = error.error;
       extra = error.extra;
     }
-    const mapped = mapFrameworkError(cause);
+    const mapped = mapError(cause);
     const env = toEnvelope(mapped, request.id, extra);
     if (env.status_code === 503) {
       // An expected answer while Redis or the database is away: one line, no stack, so an outage does not
@@ -148,6 +150,21 @@ export function buildApp(rt: Runtime): App {
 
 function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): void {
   reply.code(err.status).header('x-gateway-request-id', request.id).send(toEnvelope(err, request.id));
+}
+
+/** Errors that are not the gateway's own, in its vocabulary. */
+function mapError(err: unknown): unknown {
+  // Postgres or Redis away: the client may retry, the gateway is not broken (never 500).
+  if (isUnavailable(err)) {
+    return new GatewayError('service_unavailable', 'the database or Redis cannot be reached right now; retry shortly', {
+      headers: { 'retry-after': '1' },
+    });
+  }
+  // A value validation let through and Postgres refused: the request's fault, not the gateway's.
+  if (isDataException(err)) {
+    return new GatewayError('invalid_request', 'a value in the request cannot be stored (malformed or out of range)');
+  }
+  return mapFrameworkError(err);
 }
 
 /** fastify's own errors (bad JSON, wrong content type, body too large) in the gateway's vocabulary. */

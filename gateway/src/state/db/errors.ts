@@ -85,3 +85,8 @@ export function toDbError(error: unknown): DbError {
   }
   return new DbError('query_failed', message, { cause: error });
 }
+
+/** Postgres refused a value (SQLSTATE class 22: out of range, malformed, bad encoding): the data's fault. */
+export function isDataException(error: unknown): boolean {
+  return error instanceof DbError && error.sqlState !== undefined && error.sqlState.startsWith('22');
+}

@@ -1,6 +1,6 @@
 // Request-log rows as they are written: the row, its COPY text line, and the one function that stores lines.
 // The read side (/api/logs, retention) is logs.ts.
-import { DbError } from '../db/errors.ts';
+import { DbError, isDataException } from '../db/errors.ts';
 import type { Db } from '../db/types.ts';
 
 export interface RequestLog {
@@ -152,8 +152,7 @@ async function copyIsolating(db: Db, data: Uint8Array): Promise<number> {
 }
 
 function isRowDataError(error: unknown): boolean {
-  if (!(error instanceof DbError) || error.sqlState === undefined) return false;
-  return error.sqlState.startsWith('22') || error.sqlState.startsWith('23');
+  return isDataException(error) || (error instanceof DbError && error.sqlState?.startsWith('23') === true);
 }
 
 async function withoutStored(db: Db, data: Uint8Array): Promise<Uint8Array> {

@@ -1,6 +1,7 @@
 // schemathesis against a running gateway (real Postgres + Redis, a fake OpenAI upstream): every operation of
-// /openapi.json, positive and negative inputs, with the admin credential. No answer may be a 5xx, and every
-// answer must match the document (status, content type, body schema). Bounded: a few examples per operation
+// /openapi.json, positive and negative inputs, with the admin credential (and the quota self-service with a
+// virtual key, the one operation the admin key may not call). No answer may be a 5xx, and every answer must
+// match the document (status, content type, body schema). Bounded: a few examples per operation, one worker
 // and a hard timeout.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from '../harness/gateway.ts';
-import { ensureSchemathesis, runSchemathesis } from '../harness/schemathesis.ts';
+import { ensureSchemathesis, runSchemathesis, type SchemathesisRun } from '../harness/schemathesis.ts';
 
 const RUN_TIMEOUT_MS = 240_000;
 
@@ -16,6 +17,74 @@ let gw: TestGateway;
 let upstream: OpenAIFake;
 let st: string;
 let work: string;
+/** The seeded virtual key's value (for the quota self-service). */
+let vkValue: string;
+
+async function created(path: string, body: unknown): Promise<{ id: string; value?: string }> {
+  const res = await gw.admin(path, { method: 'POST', body });
+  expect(res.status, `${path}: ${await res.clone().text()}`).toBe(201);
+  return (await res.json()) as { id: string; value?: string };
+}
+
+/**
+ * One of everything, with budgets, limits and usage, so that the listings schemathesis reads carry real rows
+ * (their answers are checked against the document too), and request logs exist.
+ */
+async function seed(): Promise<void> {
+  const team = await created('/api/governance/teams', {
+    name: 'fuzz-team',
+    budgets: [{ max_limit: 5, reset_duration: '1d' }],
+    rate_limit: { token_max_limit: 100_000, token_reset_duration: '1h' },
+  });
+  await created('/api/governance/customers', {
+    name: 'fuzz-customer',
+    budgets: [{ max_limit: 50, reset_duration: '1M' }],
+  });
+  const vk = await created('/api/governance/virtual-keys', {
+    name: 'fuzz-quota',
+    team_id: team.id,
+    budgets: [{ max_limit: 10, reset_duration: '30d' }],
+    rate_limit: { request_max_limit: 1000, request_reset_duration: '1m' },
+    provider_configs: [
+      {
+        provider: 'openai',
+        allowed_models: ['*'],
+        key_ids: ['*'],
+        weight: 1,
+        budgets: [{ max_limit: 1, reset_duration: '1h' }],
+        rate_limit: { request_max_limit: 1000, request_reset_duration: '1h' },
+      },
+    ],
+  });
+  vkValue = vk.value ?? '';
+  await created('/api/governance/pricing-overrides', {
+    scope: 'global',
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    input_cost_per_token: 0.000001,
+    output_cost_per_token: 0.000002,
+  });
+  await created('/api/governance/routing-rules', {
+    name: 'fuzz-rule',
+    condition: 'true',
+    targets: [{ provider: 'openai', model: 'gpt-4o-mini' }],
+    scope: 'virtual_key',
+    scope_id: vk.id,
+  });
+  await created('/api/providers/openai/keys', {
+    name: 'second',
+    value: 'sk-test-second-key-0123456789',
+    models: ['gpt-4.1'],
+  });
+  const chat = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'x-gateway-vk': vkValue, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+  });
+  expect(chat.status).toBe(200);
+  const failed = await gw.admin('/v1/chat/completions', { method: 'POST', body: { model: 'nowhere/x', messages: [] } });
+  expect(failed.status).toBe(400);
+}
 
 beforeAll(async () => {
   st = ensureSchemathesis();
@@ -32,6 +101,7 @@ beforeAll(async () => {
     },
   });
   work = mkdtempSync(join(tmpdir(), 'schemathesis-'));
+  await seed();
 }, 360_000);
 
 afterAll(async () => {
@@ -40,49 +110,67 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
+/**
+ * One bounded run over the operations `filter` selects (all by default), with `headers` on every request. The
+ * stateful phase (sequences along OpenAPI links) needs the linked operations, so only a run over all has it.
+ */
+async function schemathesis(headers: string[], filter: string[] = []): Promise<SchemathesisRun> {
+  const run = await runSchemathesis(
+    st,
+    [
+      `${gw.url}/openapi.json`,
+      ...filter,
+      '--checks',
+      'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+      '--mode',
+      'all',
+      '--phases',
+      filter.length === 0 ? 'examples,coverage,fuzzing,stateful' : 'examples,coverage,fuzzing',
+      '--max-examples',
+      process.env['SCHEMATHESIS_MAX_EXAMPLES'] ?? '25',
+      '--seed',
+      process.env['SCHEMATHESIS_SEED'] ?? '20261125',
+      // One worker: hypothesis and CPython 3.11's ast module are not safe to share between threads
+      // (runs with two failed at random with "AST constructor recursion depth mismatch").
+      '--workers',
+      '1',
+      '--request-timeout',
+      '20',
+      '--generation-database',
+      'none',
+      '--suppress-health-check',
+      'all',
+      '--continue-on-failure',
+      '--no-color',
+      '--output-sanitize',
+      'false',
+      ...headers.flatMap((h) => ['-H', h]),
+    ],
+    RUN_TIMEOUT_MS,
+    work,
+  );
+  const log = process.env['SCHEMATHESIS_LOG'];
+  if (log) writeFileSync(log, run.output, { flag: 'a' });
+  expect(run.timedOut, 'schemathesis finished within its time bound').toBe(false);
+  // Its report names every failing operation with a curl line to reproduce it.
+  expect(run.code, run.output.slice(-20_000)).toBe(0);
+  return run;
+}
+
 describe('schemathesis', () => {
+  it(
+    // First: the run over every operation may leave any client settings behind (PUT /api/config).
+    'finds none in the quota self-service, called with a virtual key that has budgets and limits',
+    async () => {
+      const run = await schemathesis([`x-gateway-vk: ${vkValue}`], ['--include-operation-id', 'getVirtualKeyQuota']);
+      expect(run.output).toMatch(/Selected: 1\/\d+/);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
   it(
     'finds no 5xx and no answer that breaks the document, in any operation',
     async () => {
-      const checks = 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance';
-      const run = await runSchemathesis(
-        st,
-        [
-          `${gw.url}/openapi.json`,
-          '--checks',
-          checks,
-          '--mode',
-          'all',
-          '--phases',
-          'examples,coverage,fuzzing,stateful',
-          '--max-examples',
-          '25',
-          '--seed',
-          '20261125',
-          // One worker: hypothesis and CPython 3.11's ast module are not safe to share between threads
-          // (runs with two failed at random with "AST constructor recursion depth mismatch").
-          '--workers',
-          '1',
-          '--request-timeout',
-          '20',
-          '--generation-database',
-          'none',
-          '--suppress-health-check',
-          'all',
-          '--continue-on-failure',
-          '--no-color',
-          '--output-sanitize',
-          'false',
-          '-H',
-          `Authorization: Bearer ${ADMIN_KEY}`,
-        ],
-        RUN_TIMEOUT_MS,
-        work,
-      );
-      if (process.env['SCHEMATHESIS_LOG']) writeFileSync(process.env['SCHEMATHESIS_LOG'], run.output);
-      expect(run.timedOut, 'schemathesis finished within its time bound').toBe(false);
-      // Its report names every failing operation with a curl line to reproduce it.
-      expect(run.code, run.output.slice(-20_000)).toBe(0);
+      const run = await schemathesis([`Authorization: Bearer ${ADMIN_KEY}`]);
       const selected = /Selected: (\d+)\/(\d+)/.exec(run.output);
       expect(selected?.[1], 'every operation selected').toBe(selected?.[2]);
     },

@@ -15,8 +15,14 @@ const Provenance = {
   updated_at: Timestamp,
 };
 
-/** An id or name taken from the path (services refuse longer ones or control characters with 400). */
-export const PathParam = z.string().min(1).max(MAX_PATH_PARAM);
+/** C0 and C1 controls, which no stored id or name holds (written as escapes: a pattern for the document). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const NO_CONTROLS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+/**
+ * An id or name taken from the path: the services refuse longer ones or control characters with 400 before any
+ * lookup (state/services/input.ts checkPathParam); this mirrors that rule for the document.
+ */
+export const PathParam = z.string().min(1).max(MAX_PATH_PARAM).regex(NO_CONTROLS, 'no control characters');
 export const ProviderParams = z.object({ provider: PathParam });
 export const ProviderKeyParams = z.object({ provider: PathParam, key_id: PathParam });
 export const IdParams = z.object({ id: PathParam });
@@ -68,8 +74,8 @@ export const RateLimitView = z
   })
   .nullable();
 
-/** A budget with its usage in the current period; exactly one of the owner fields is set. */
-export const BudgetView = z.strictObject({
+/** A budget's limit and owner (the virtual-key list); exactly one of the owner fields is set. */
+const budgetFields = {
   id: z.string(),
   max_limit: z.number().describe('USD'),
   reset_duration: z.string(),
@@ -77,6 +83,11 @@ export const BudgetView = z.strictObject({
   provider_config_id: z.string().optional(),
   team_id: z.string().optional(),
   customer_id: z.string().optional(),
+};
+export const BudgetSummaryView = z.strictObject(budgetFields);
+/** A budget with its usage in the current period. */
+export const BudgetView = z.strictObject({
+  ...budgetFields,
   current_usage: z.number().describe('USD spent in the current period'),
   last_reset: Timestamp,
   next_reset: Timestamp.nullable(),
@@ -94,42 +105,51 @@ export const OwnerView = z.strictObject({
 export const TeamList = z.strictObject({ teams: z.array(OwnerView), total: z.int() });
 export const CustomerList = z.strictObject({ customers: z.array(OwnerView), total: z.int() });
 
-export const VirtualKeyView = z.strictObject({
-  id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  value_hint: z.string(),
-  is_active: z.boolean(),
-  expires_at: Timestamp.nullable(),
-  calendar_aligned: z.boolean(),
-  rate_limit: RateLimitView,
-  allowed_extra_headers: z.array(z.string()),
-  mcp_configs: z.array(
-    z.strictObject({
-      mcp_client_name: z.string(),
-      tools_to_execute: z.array(z.string()),
-      tools_to_auto_execute: z.array(z.string()),
-    }),
-  ),
-  team_id: z.string().nullable(),
-  customer_id: z.string().nullable(),
-  provider_configs: z.array(
-    z.strictObject({
-      id: z.string(),
-      provider: z.string(),
-      allowed_models: z.array(z.string()),
-      key_ids: z.array(z.string()),
-      weight: z.number().nullable(),
-      rate_limit: RateLimitView,
-      budgets: z.array(BudgetView),
-    }),
-  ),
-  budgets: z.array(BudgetView),
-  ...Provenance,
-});
+/** A virtual key as shown; `budget` is how its budgets are shown (with usage, or only limits in the list). */
+function virtualKeyView(budget: z.ZodType) {
+  return z.strictObject({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    value_hint: z.string(),
+    is_active: z.boolean(),
+    expires_at: Timestamp.nullable(),
+    calendar_aligned: z.boolean(),
+    rate_limit: RateLimitView,
+    allowed_extra_headers: z.array(z.string()),
+    mcp_configs: z.array(
+      z.strictObject({
+        mcp_client_name: z.string(),
+        tools_to_execute: z.array(z.string()),
+        tools_to_auto_execute: z.array(z.string()),
+      }),
+    ),
+    team_id: z.string().nullable(),
+    customer_id: z.string().nullable(),
+    provider_configs: z.array(
+      z.strictObject({
+        id: z.string(),
+        provider: z.string(),
+        allowed_models: z.array(z.string()),
+        key_ids: z.array(z.string()),
+        weight: z.number().nullable(),
+        rate_limit: RateLimitView,
+        budgets: z.array(budget),
+      }),
+    ),
+    budgets: z.array(budget),
+    ...Provenance,
+  });
+}
+export const VirtualKeyView = virtualKeyView(BudgetView);
+
 /** The create answer: the only one that carries the full value. */
 export const VirtualKeyCreated = VirtualKeyView.extend({ value: z.string().describe('the full key, shown once') });
-export const VirtualKeyList = z.strictObject({ virtual_keys: z.array(VirtualKeyView), total: z.int() });
+/** The list shows each budget's limit only (no usage lookups for every key). */
+export const VirtualKeyList = z.strictObject({
+  virtual_keys: z.array(virtualKeyView(BudgetSummaryView)),
+  total: z.int(),
+});
 
 export const PricingOverrideView = z.strictObject({
   id: z.string(),

@@ -1,5 +1,5 @@
-// schemathesis (PyPI) in a virtualenv the tests create once under test/.venv (ignored by git), pinned, and a
-// bounded run of it against a gateway's /openapi.json.
+// schemathesis (PyPI) in a virtualenv the tests create once under node_modules/.cache (ignored by git, biome,
+// tsc and vitest alike; rebuilt after `npm ci`), pinned, and a bounded run of it against a gateway's /openapi.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -9,7 +9,14 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 /** Written into the venv once schemathesis is installed: a venv without it (or of another version) is rebuilt. */
 const VENV_REVISION = SCHEMATHESIS_VERSION;
 
-const VENV = resolve(dirname(fileURLToPath(import.meta.url)), '..', '.venv');
+const VENV = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'node_modules',
+  '.cache',
+  'schemathesis-venv',
+);
 const ST = join(VENV, 'bin', 'st');
 const STAMP = join(VENV, 'gateway-venv-revision');
 
@@ -18,7 +25,7 @@ function run(cmd: string, args: string[], timeoutMs: number): { ok: boolean; out
   return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
 }
 
-/** The `st` executable of the pinned schemathesis, installing it into test/.venv when missing or another version. */
+/** The `st` executable of the pinned schemathesis, installing it into node_modules/.cache when missing or another version. */
 export function ensureSchemathesis(): string {
   if (existsSync(ST) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === VENV_REVISION) return ST;
   rmSync(VENV, { recursive: true, force: true });

@@ -185,12 +185,15 @@ function parameters(sink: SchemaSink, where: 'path' | 'query', obj: z.ZodObject 
   return out;
 }
 
+/** `GET /api/things/:id` -> `getApiThingsId`: unique per method and path, for a route that documents nothing. */
+function fallbackOperationId(r: RouteRecord): string {
+  return `${r.method.toLowerCase()}${r.url.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ?? '').toUpperCase())}`;
+}
+
 function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
   const doc = r.doc;
   const op: Json = {
-    operationId:
-      doc?.operationId ??
-      `${r.method.toLowerCase()}${r.url.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ?? '').toUpperCase())}`,
+    operationId: doc?.operationId ?? fallbackOperationId(r),
     summary: doc?.summary ?? `${r.method} ${r.url}`,
     tags: doc?.tags ?? ['Other'],
     security: SECURITY[r.scheme ?? 'public'],
@@ -217,6 +220,8 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
     responses[status] = out;
   }
   for (const status of errorStatuses(r.method, r.scheme, doc)) {
+    // A status the route documents itself (503 of /ready) keeps its own body.
+    if (responses[String(status)] !== undefined) continue;
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',
       content: { 'application/json': { schema: ENVELOPE_REF } },

@@ -69,6 +69,25 @@ describe('buildOpenApiDocument', () => {
     expect(Object.keys(item)).toEqual(['get']);
     expect(at(item, 'get', 'security')).toContainEqual({ basic: [] });
     expect(at(item, 'get', 'responses', '401')).toBeDefined();
+    expect(at(item, 'get', 'operationId')).toBe('getUndocumented');
+  });
+
+  it('keeps a status the route documents itself instead of the envelope', () => {
+    const Ready = z.object({ status: z.string() });
+    const d = buildOpenApiDocument([
+      {
+        method: 'GET',
+        url: '/ready',
+        scheme: 'admin',
+        doc: {
+          operationId: 'ready',
+          summary: 'Ready',
+          tags: ['H'],
+          responses: { 200: { description: 'ok', json: Ready }, 401: { description: 'own', json: Ready } },
+        },
+      },
+    ]);
+    expect(at(d, 'paths', '/ready', 'get', 'responses', '401', 'description')).toBe('own');
   });
 
   it('hoists the definitions of recursive schemas into components', () => {

@@ -126,25 +126,32 @@ export function openApiPath(url: string): { path: string; names: string[] } {
 }
 
 /**
- * Collects component schemas: zod's generator puts recursive parts under a schema's own `$defs` (and a schema
- * that contains itself refers to `#`), which would resolve against the document root inside OpenAPI; they are
- * hoisted into `components.schemas` instead.
+ * Collects component schemas. zod's generator puts a schema's named parts (`.meta({ id })`) and recursive parts
+ * under its own `$defs` (and a schema that contains itself refers to `#`), which would resolve against the document
+ * root inside OpenAPI: they are hoisted into `components.schemas`, named parts under their id (one component
+ * however many operations use them), the others under a prefix of their own.
  */
 class SchemaSink {
-  readonly components: Json = { ErrorEnvelope: this.convert(ErrorEnvelopeSchema, 'output', 'ErrorEnvelope') };
+  readonly components: Json = {};
   private n = 0;
+
+  constructor() {
+    this.components['ErrorEnvelope'] = this.convert(ErrorEnvelopeSchema, 'output', 'ErrorEnvelope');
+  }
 
   convert(schema: z.ZodType, io: 'input' | 'output', hint?: string): Json {
     const json: Json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
     delete json['$schema'];
-    const defs = json['$defs'];
+    const defs = isJson(json['$defs']) ? json['$defs'] : {};
     delete json['$defs'];
-    const text = JSON.stringify(json);
-    const selfRef = text.includes('"$ref":"#"');
-    if ((!defs || typeof defs !== 'object') && !selfRef) return json;
+    const selfRef = JSON.stringify(json).includes('"$ref":"#"');
+    if (Object.keys(defs).length === 0 && !selfRef) return json;
     const prefix = `${hint ?? 'Schema'}${++this.n}_`;
+    /** zod's own names for unnamed parts; any other name is a `.meta({ id })`. */
+    const named = (name: string) => !/^__schema\d+$/.test(name);
+    const target = (name: string) => (named(name) ? name : `${prefix}${name}`);
     const renamed = new Map<string, string>([['#', `#/components/schemas/${prefix}root`]]);
-    for (const name of Object.keys(defs ?? {})) renamed.set(`#/$defs/${name}`, `#/components/schemas/${prefix}${name}`);
+    for (const name of Object.keys(defs)) renamed.set(`#/$defs/${name}`, `#/components/schemas/${target(name)}`);
     const rewrite = (v: unknown): unknown => {
       if (Array.isArray(v)) return v.map(rewrite);
       if (v === null || typeof v !== 'object') return v;
@@ -154,12 +161,21 @@ class SchemaSink {
       }
       return out;
     };
-    for (const [name, def] of Object.entries(defs ?? {})) this.components[`${prefix}${name}`] = rewrite(def);
+    for (const [name, def] of Object.entries(defs)) this.add(target(name), rewrite(def));
     const top = rewrite(json);
     if (!selfRef) return isJson(top) ? top : {};
     // A schema that refers to itself (`#`) becomes a component of its own, referred to by name.
     this.components[`${prefix}root`] = top;
     return { $ref: `#/components/schemas/${prefix}root` };
+  }
+
+  /** Two different schemas under one id would make every reference to it ambiguous: a bug, caught at start. */
+  private add(name: string, schema: unknown): void {
+    const known = this.components[name];
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(schema)) {
+      throw new Error(`two different schemas are named ${name} (.meta({ id })) in the API document`);
+    }
+    this.components[name] = schema;
   }
 }
 

@@ -33,36 +33,40 @@ export const ClientConfigView = z.strictObject({ client_config: ClientConfig });
 /** PUT /api/config: the whole client settings; omitted fields take their defaults. */
 export const ClientConfigPut = z.strictObject({ client_config: ClientConfig });
 
-export const ProviderView = z.strictObject({
-  name: z.string(),
-  network_config: NetworkConfigInput,
-  ...Provenance,
-});
+export const ProviderView = z
+  .strictObject({
+    name: z.string(),
+    network_config: NetworkConfigInput,
+    ...Provenance,
+  })
+  .meta({ id: 'Provider' });
 export const ProviderList = z.strictObject({ providers: z.array(ProviderView), total: z.int() });
 
 const Redacted = z.string().describe('redacted: at most the first and last 4 characters');
-export const ProviderKeyView = z.strictObject({
-  id: z.string(),
-  name: z.string(),
-  value: Redacted,
-  models: z.array(z.string()),
-  weight: z.number(),
-  aliases: z.record(z.string(), z.string()),
-  azure_key_config: z.strictObject({ endpoint: z.string(), api_version: z.string().optional() }).optional(),
-  bedrock_key_config: z
-    .strictObject({
-      region: z.string(),
-      access_key: Redacted.optional(),
-      secret_key: Redacted.optional(),
-      session_token: Redacted.optional(),
-    })
-    .optional(),
-  vertex_key_config: z
-    .strictObject({ project_id: z.string(), region: z.string(), auth_credentials: Redacted.optional() })
-    .optional(),
-  replicate_key_config: z.strictObject({ use_deployments_endpoint: z.boolean() }).optional(),
-  ...Provenance,
-});
+export const ProviderKeyView = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    value: Redacted,
+    models: z.array(z.string()),
+    weight: z.number(),
+    aliases: z.record(z.string(), z.string()),
+    azure_key_config: z.strictObject({ endpoint: z.string(), api_version: z.string().optional() }).optional(),
+    bedrock_key_config: z
+      .strictObject({
+        region: z.string(),
+        access_key: Redacted.optional(),
+        secret_key: Redacted.optional(),
+        session_token: Redacted.optional(),
+      })
+      .optional(),
+    vertex_key_config: z
+      .strictObject({ project_id: z.string(), region: z.string(), auth_credentials: Redacted.optional() })
+      .optional(),
+    replicate_key_config: z.strictObject({ use_deployments_endpoint: z.boolean() }).optional(),
+    ...Provenance,
+  })
+  .meta({ id: 'ProviderKey' });
 export const ProviderKeyList = z.strictObject({ keys: z.array(ProviderKeyView) });
 
 export const RateLimitView = z
@@ -72,6 +76,7 @@ export const RateLimitView = z
     token_max_limit: z.number().optional(),
     token_reset_duration: z.string().optional(),
   })
+  .meta({ id: 'RateLimit' })
   .nullable();
 
 /** A budget's limit and owner (the virtual-key list); exactly one of the owner fields is set. */
@@ -84,24 +89,28 @@ const budgetFields = {
   team_id: z.string().optional(),
   customer_id: z.string().optional(),
 };
-export const BudgetSummaryView = z.strictObject(budgetFields);
+export const BudgetSummaryView = z.strictObject(budgetFields).meta({ id: 'BudgetSummary' });
 /** A budget with its usage in the current period. */
-export const BudgetView = z.strictObject({
-  ...budgetFields,
-  current_usage: z.number().describe('USD spent in the current period'),
-  last_reset: Timestamp,
-  next_reset: Timestamp.nullable(),
-});
+export const BudgetView = z
+  .strictObject({
+    ...budgetFields,
+    current_usage: z.number().describe('USD spent in the current period'),
+    last_reset: Timestamp,
+    next_reset: Timestamp.nullable(),
+  })
+  .meta({ id: 'Budget' });
 export const BudgetList = z.strictObject({ budgets: z.array(BudgetView), total: z.int() });
 
-export const OwnerView = z.strictObject({
-  id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  rate_limit: RateLimitView,
-  budgets: z.array(BudgetView),
-  ...Provenance,
-});
+export const OwnerView = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    rate_limit: RateLimitView,
+    budgets: z.array(BudgetView),
+    ...Provenance,
+  })
+  .meta({ id: 'TeamOrCustomer' });
 export const TeamList = z.strictObject({ teams: z.array(OwnerView), total: z.int() });
 export const CustomerList = z.strictObject({ customers: z.array(OwnerView), total: z.int() });
 
@@ -141,63 +150,71 @@ function virtualKeyView(budget: z.ZodType) {
     ...Provenance,
   });
 }
-export const VirtualKeyView = virtualKeyView(BudgetView);
+export const VirtualKeyView = virtualKeyView(BudgetView).meta({ id: 'VirtualKey' });
 
 /** The create answer: the only one that carries the full value. */
-export const VirtualKeyCreated = VirtualKeyView.extend({ value: z.string().describe('the full key, shown once') });
+export const VirtualKeyCreated = VirtualKeyView.extend({ value: z.string().describe('the full key, shown once') }).meta(
+  { id: 'VirtualKeyCreated' },
+);
 /** The list shows each budget's limit only (no usage lookups for every key). */
 export const VirtualKeyList = z.strictObject({
-  virtual_keys: z.array(virtualKeyView(BudgetSummaryView)),
+  virtual_keys: z.array(virtualKeyView(BudgetSummaryView).meta({ id: 'VirtualKeySummary' })),
   total: z.int(),
 });
 
-export const PricingOverrideView = z.strictObject({
-  id: z.string(),
-  scope: z.enum(['global', 'provider', 'provider_key', 'virtual_key']),
-  scope_id: z.string().nullable(),
-  provider: z.string(),
-  model: z.string(),
-  input_cost_per_token: z.number(),
-  output_cost_per_token: z.number(),
-  cache_read_cost_per_token: z.number().nullable(),
-  cache_write_cost_per_token: z.number().nullable(),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+export const PricingOverrideView = z
+  .strictObject({
+    id: z.string(),
+    scope: z.enum(['global', 'provider', 'provider_key', 'virtual_key']),
+    scope_id: z.string().nullable(),
+    provider: z.string(),
+    model: z.string(),
+    input_cost_per_token: z.number(),
+    output_cost_per_token: z.number(),
+    cache_read_cost_per_token: z.number().nullable(),
+    cache_write_cost_per_token: z.number().nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'PricingOverride' });
 export const PricingOverrideList = z.strictObject({ pricing_overrides: z.array(PricingOverrideView), total: z.int() });
 
-export const RoutingRuleView = z.strictObject({
-  id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  enabled: z.boolean(),
-  condition: z.string(),
-  targets: z.array(z.strictObject({ provider: z.string(), model: z.string(), weight: z.number() })),
-  fallbacks: z.array(z.string()),
-  scope: z.enum(['global', 'team', 'customer', 'virtual_key']),
-  scope_id: z.string().nullable(),
-  priority: z.int(),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+export const RoutingRuleView = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    enabled: z.boolean(),
+    condition: z.string(),
+    targets: z.array(z.strictObject({ provider: z.string(), model: z.string(), weight: z.number() })),
+    fallbacks: z.array(z.string()),
+    scope: z.enum(['global', 'team', 'customer', 'virtual_key']),
+    scope_id: z.string().nullable(),
+    priority: z.int(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'RoutingRule' });
 export const RoutingRuleList = z.strictObject({ routing_rules: z.array(RoutingRuleView), total: z.int() });
 
 /** One configured rate limit with its owner and the counters of its current windows. */
-export const RateLimitEntryView = z.strictObject({
-  owner_kind: z.enum(['virtual_key', 'provider_config', 'team', 'customer']),
-  owner_id: z.string(),
-  owner_name: z.string(),
-  virtual_key_id: z.string().nullable().optional().describe('provider configs only'),
-  provider: z.string().nullable().optional().describe('provider configs only'),
-  request_max_limit: z.number().nullable(),
-  request_reset_duration: z.string().nullable(),
-  request_current_usage: z.number().nullable(),
-  request_reset_at: Timestamp.nullable(),
-  token_max_limit: z.number().nullable(),
-  token_reset_duration: z.string().nullable(),
-  token_current_usage: z.number().nullable(),
-  token_reset_at: Timestamp.nullable(),
-});
+export const RateLimitEntryView = z
+  .strictObject({
+    owner_kind: z.enum(['virtual_key', 'provider_config', 'team', 'customer']),
+    owner_id: z.string(),
+    owner_name: z.string(),
+    virtual_key_id: z.string().nullable().optional().describe('provider configs only'),
+    provider: z.string().nullable().optional().describe('provider configs only'),
+    request_max_limit: z.number().nullable(),
+    request_reset_duration: z.string().nullable(),
+    request_current_usage: z.number().nullable(),
+    request_reset_at: Timestamp.nullable(),
+    token_max_limit: z.number().nullable(),
+    token_reset_duration: z.string().nullable(),
+    token_current_usage: z.number().nullable(),
+    token_reset_at: Timestamp.nullable(),
+  })
+  .meta({ id: 'RateLimitEntry' });
 export const RateLimitList = z.strictObject({ rate_limits: z.array(RateLimitEntryView), total: z.int() });
 
 const OwnerBudgets = z.strictObject({ id: z.string(), name: z.string(), budgets: z.array(BudgetView) });
@@ -211,15 +228,17 @@ export const QuotaView = z.strictObject({
 });
 
 /** A request-log row as stored: the columns below always, others (tokens, cost, owners, trail) as recorded. */
-export const LogEntryView = z.looseObject({
-  id: z.string(),
-  created_at: Timestamp,
-  request_type: z.string(),
-  status: z.enum(['success', 'error']),
-  status_code: z.int(),
-  stream: z.boolean(),
-  latency_ms: z.number(),
-});
+export const LogEntryView = z
+  .looseObject({
+    id: z.string(),
+    created_at: Timestamp,
+    request_type: z.string(),
+    status: z.enum(['success', 'error']),
+    status_code: z.int(),
+    stream: z.boolean(),
+    latency_ms: z.number(),
+  })
+  .meta({ id: 'RequestLog' });
 export const LogList = z.strictObject({
   logs: z.array(LogEntryView),
   total: z.int(),

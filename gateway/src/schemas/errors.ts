@@ -3,12 +3,14 @@
 import { z } from 'zod';
 
 /** Context of a failed request: provider, models, request type, and for inference the keys tried. Open-ended. */
-export const ExtraFieldsSchema = z.looseObject({
-  provider: z.string().optional(),
-  original_model_requested: z.string().optional(),
-  resolved_model_used: z.string().optional(),
-  request_type: z.string().optional(),
-});
+export const ExtraFieldsSchema = z
+  .looseObject({
+    provider: z.string().optional(),
+    original_model_requested: z.string().optional(),
+    resolved_model_used: z.string().optional(),
+    request_type: z.string().optional(),
+  })
+  .meta({ id: 'ExtraFields' });
 
 export const ErrorEnvelopeSchema = z
   .strictObject({

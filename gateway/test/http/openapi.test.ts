@@ -122,6 +122,25 @@ describe('buildOpenApiDocument', () => {
     expect(at(d, 'paths', '/tree', 'put', 'security')).toEqual([]);
   });
 
+  it('makes each named schema (.meta id) one component, and refuses two different schemas under one name', () => {
+    const Item = z.object({ n: z.int() }).meta({ id: 'TestItem' });
+    const route = (url: string, json: z.ZodType): RouteRecord => ({
+      method: 'GET',
+      url,
+      scheme: 'public',
+      doc: { operationId: url, summary: url, tags: ['T'], responses: { 200: { description: 'ok', json } } },
+    });
+    const d = buildOpenApiDocument([route('/one', Item), route('/many', z.object({ items: z.array(Item) }))]);
+    expect(at(d, 'paths', '/one', 'get', 'responses', '200', 'content', 'application/json', 'schema')).toEqual({
+      $ref: '#/components/schemas/TestItem',
+    });
+    expect(JSON.stringify(at(d, 'paths', '/many'))).toContain('"$ref":"#/components/schemas/TestItem"');
+    expect(at(d, 'components', 'schemas', 'TestItem')).toMatchObject({ type: 'object', required: ['n'] });
+    const Other = z.object({ s: z.string() }).meta({ id: 'TestItem2' });
+    const Clash = z.object({ t: z.string() }).meta({ id: 'TestItem2' });
+    expect(() => buildOpenApiDocument([route('/a', Other), route('/b', Clash)])).toThrow(/TestItem2/);
+  });
+
   it('adds the edge’s errors by route shape', () => {
     expect(errorStatuses('GET', 'public', undefined)).toEqual([]);
     expect(errorStatuses('PUT', 'admin', undefined)).toEqual([400, 401, 413, 415]);

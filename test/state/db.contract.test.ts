@@ -360,3 +360,26 @@ describe('PGlite data directory', () => {
     }
   });
 });
+
+describe('Postgres: a server that ends a checked-out connection', () => {
+  // A client of a transaction or a COPY is outside the pool while in use; the server dropping it (Postgres
+  // stopped, restarted, an admin's pg_terminate_backend) emitted an unhandled 'error' that crashed the process.
+  it('fails the transaction with a DbError, and the process and the pool go on', async () => {
+    const url = await createTestDatabase();
+    const db = await openPostgres({ url });
+    const admin = await openPostgres({ url });
+    try {
+      const failed = db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await admin.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+        // The server's FATAL and the socket's end arrive while no statement of this client runs.
+        await sleep(200);
+        await tx.query('SELECT 1');
+      });
+      await expect(failed).rejects.toBeInstanceOf(DbError);
+      expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await Promise.all([db.close(), admin.close()]);
+    }
+  });
+});

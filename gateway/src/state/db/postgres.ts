@@ -52,6 +52,31 @@ function queryable(client: pg.Pool | pg.PoolClient): Queryable {
   });
 }
 
+const ignoreError = (): void => undefined;
+
+/**
+ * A client of the pool for a transaction or a COPY. While checked out it has no 'error' listener of the
+ * pool's (pool.query adds its own, pool.connect does not): a server that goes away (stopped, restarted) between
+ * two statements or mid-COPY would emit an unhandled 'error' and crash the process. The statement in progress,
+ * or the next one, reports the failure instead.
+ */
+async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw toDbError(error);
+  }
+  client.on('error', ignoreError);
+  return client;
+}
+
+/** Back to the pool (the pool's own listener takes over), or destroyed when the connection may be broken. */
+function release(client: pg.PoolClient, destroy: boolean): void {
+  client.removeListener('error', ignoreError);
+  client.release(destroy ? true : undefined);
+}
+
 /** Opens a pool and checks that the server answers, so a wrong URL fails at start-up, not on the first request. */
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
   const pool = new pg.Pool({
@@ -78,17 +103,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
     kind: 'postgres',
     direct,
     async transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T> {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw toDbError(error);
-      }
+      const client = await checkout(pool);
       const tx = queryable(client);
       try {
         await tx.exec('BEGIN');
       } catch (error) {
-        client.release(true);
+        release(client, true);
         throw error;
       }
       let result: T;
@@ -100,25 +120,20 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
           () => undefined,
           (rollbackError: unknown) => rollbackError,
         );
-        client.release(rollback === undefined ? undefined : true);
+        release(client, rollback !== undefined);
         throw error;
       }
       try {
         await tx.exec('COMMIT');
       } catch (error) {
-        client.release(true);
+        release(client, true);
         throw error;
       }
-      client.release();
+      release(client, false);
       return result;
     },
     async copyFrom(sql: string, data: string | Uint8Array): Promise<void> {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw toDbError(error);
-      }
+      const client = await checkout(pool);
       try {
         await new Promise<void>((resolve, reject) => {
           const stream = client.query(copyFrom(sql));
@@ -128,10 +143,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
         });
       } catch (error) {
         // A COPY that failed midway leaves the connection in an unknown protocol state: discard it.
-        client.release(true);
+        release(client, true);
         throw toDbError(error);
       }
-      client.release();
+      release(client, false);
     },
     close: () => pool.end(),
   });

@@ -2,7 +2,7 @@
 // holding them in memory, so a process killed then loses only its last flush interval; the next process of
 // the pod writes them back once Postgres answers, without duplicates. A dedicated Postgres, stopped for real.
 import { readdir } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LogWriter, rowPieces } from '../../gateway/src/plugins/logging/writer.ts';
 import { migrate } from '../../gateway/src/state/db/migrate.ts';
 import { openDb } from '../../gateway/src/state/db/open.ts';
@@ -106,5 +106,50 @@ describe('request logs while Postgres is down', () => {
     expect([...rowPieces(data, 6)].map((b) => b.toString())).toEqual(['aaaa\n', 'bb\n', 'cccccc\n', 'dd\n']);
     expect([...rowPieces(data, 100)].map((b) => b.toString())).toEqual(['aaaa\nbb\ncccccc\ndd\n']);
     expect([...rowPieces(Buffer.from('torn'), 100)]).toEqual([]);
+  });
+});
+
+/** A database that is down: every write fails. */
+class DownStore extends LogStore {
+  override async insertLines(): Promise<number> {
+    throw new Error('connection refused');
+  }
+}
+
+/** Records each append as it starts (the write itself is real). */
+class WatchedSpool extends DirSpool {
+  appends = 0;
+  override append(data: string | Uint8Array): Promise<void> {
+    this.appends++;
+    return super.append(data);
+  }
+}
+
+describe('request log writer degraded to its spool', () => {
+  // The database retry (5 s) was the only timer left, so rows pushed after the first failed write waited up
+  // to 5 s in memory, and a SIGKILL lost them (the fault test lost a second of one pod's rows this way).
+  it('spools a row pushed during the outage within the flush interval, not at the database retry', async () => {
+    const spoolDir = await tempDir('gw-log-degraded-');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const spool = new WatchedSpool({ dir: spoolDir.path, kind: 'logs' });
+      const writer = new LogWriter(new DownStore(db), { flushIntervalMs: 1_000, spool });
+      await writer.flush(); // the start's look for an earlier process's files
+      writer.push(entry('degraded-1'));
+      await vi.advanceTimersByTimeAsync(1_000); // the interval's flush: the database fails, the row is spooled
+      await writer.flush();
+      expect(spool.appends).toBe(1);
+      writer.push(entry('degraded-2'));
+      expect(writer.pending).toBe(1);
+      await vi.advanceTimersByTimeAsync(1_000);
+      // The interval's flush has started: the row is on its way to disk, before any database retry.
+      expect(spool.appends).toBe(2);
+      await writer.flush();
+      expect(writer.pending).toBe(0);
+      spool.close();
+    } finally {
+      vi.useRealTimers();
+      await spoolDir.remove();
+    }
   });
 });

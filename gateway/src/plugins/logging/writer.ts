@@ -55,6 +55,8 @@ export class LogWriter {
   private readonly onError: LogWriterOptions['onError'];
   private readonly onDropped: LogWriterOptions['onDropped'];
   private timer: NodeJS.Timeout | undefined;
+  /** When `timer` fires (epoch ms). */
+  private timerAt = 0;
   private flushing: Promise<void> | undefined;
   /** The last write failed: the next one must skip rows that may already be stored. */
   private retrying = false;
@@ -109,7 +111,8 @@ export class LogWriter {
     }
     chunk.used += chunk.buf.write(line, chunk.used);
     chunk.rows++;
-    this.schedule(this.flushIntervalMs);
+    // Spooling needs no database: only without a spool do new rows wait for the database retry.
+    this.schedule(this.flushIntervalMs, this.degraded);
   }
 
   private newChunk(room: number): Chunk {
@@ -142,8 +145,20 @@ export class LogWriter {
     }
   }
 
-  private schedule(ms: number): void {
-    if (this.timer) return;
+  /**
+   * Flushes in `ms` unless a flush is already scheduled; with `sooner`, a later scheduled flush is brought
+   * forward. While degraded the timer waits for the database retry (5 s), and a row pushed meanwhile must
+   * still reach the spool within the flush interval (what a SIGKILL may lose; behind the retry timer it was
+   * up to 5 s of rows).
+   */
+  private schedule(ms: number, sooner = false): void {
+    if (this.timer && !sooner) return;
+    const at = Date.now() + ms;
+    if (this.timer) {
+      if (this.timerAt <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();

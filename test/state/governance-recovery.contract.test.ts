@@ -104,11 +104,45 @@ describe.each(drivers)('Governance counters after a data loss: $name', (driver) 
     // Reloaded from Postgres: 0.3 charged, the lost reservation of 'b' no longer counts.
     expect(await admit(id, 0.7 * USD, 'c')).toMatchObject({ ok: true });
     expect(await admit(id, 1, 'd')).toMatchObject({ ok: false, kind: 'budget', current: USD });
-    await settle(id, 'b', 0.25 * USD);
     await settle(id, 'c', 0.45 * USD);
+    // 'b' lost its reservation with the data: a load may have counted its charge already, so its settlement
+    // drops the usage and the next admission loads the exact sum instead of adding it (maybe twice).
+    await settle(id, 'b', 0.25 * USD);
     const total = 0.1 * USD + 0.2 * USD + 0.25 * USD + 0.45 * USD;
+    expect(await usage(id)).toEqual({ usedNano: total, reservedNano: 0, source: 'postgres' });
+    expect(await admit(id, 0, 'e')).toMatchObject({ ok: true });
     expect(await usage(id)).toEqual({ usedNano: total, reservedNano: 0, source: 'coordinator' });
     expect(await charges.sumForPeriod(id, periodStartMs)).toBe(total);
+  });
+
+  // A settlement stores the charge, then updates Redis; a load between the two (the usage dropped by a heal's
+  // INVALIDATE_BUDGET or lost with Redis's data) sums the charge from Postgres, and the settlement must not add
+  // it again (the fault test saw a budget 0.02 USD over its charges this way).
+  it('counts a charge stored before a load and settled after it once', async () => {
+    const { admit, settle, usage } = helpers(counters);
+    const id = await newBudget(USD);
+    expect(await admit(id, 0.3 * USD, 'x')).toMatchObject({ ok: true });
+    await flush(id, 'usage');
+    await charges.record([{ requestId: 'x', budgetId: id, periodStartMs, costNano: 0.2 * USD }]);
+    expect(await admit(id, 0.1 * USD, 'y')).toMatchObject({ ok: true });
+    await settle(id, 'x', 0.2 * USD);
+    expect(await usage(id)).toEqual({ usedNano: 0.2 * USD, reservedNano: 0.1 * USD, source: 'coordinator' });
+    await settle(id, 'y', 0.05 * USD);
+    expect(await usage(id)).toEqual({ usedNano: 0.25 * USD, reservedNano: 0, source: 'coordinator' });
+    expect(await charges.sumForPeriod(id, periodStartMs)).toBe(0.25 * USD);
+  });
+
+  it('counts it once when its reservation was lost as well (Redis restarted)', async () => {
+    const { admit, settle, usage } = helpers(counters);
+    const id = await newBudget(USD);
+    expect(await admit(id, 0.3 * USD, 'x')).toMatchObject({ ok: true });
+    await flush(id);
+    await charges.record([{ requestId: 'x', budgetId: id, periodStartMs, costNano: 0.2 * USD }]);
+    expect(await admit(id, 0.1 * USD, 'y')).toMatchObject({ ok: true });
+    await settle(id, 'x', 0.2 * USD);
+    expect(await usage(id)).toEqual({ usedNano: 0.2 * USD, reservedNano: 0, source: 'postgres' });
+    expect(await admit(id, 0, 'z')).toMatchObject({ ok: true });
+    expect(await usage(id)).toEqual({ usedNano: 0.2 * USD, reservedNano: 0.1 * USD, source: 'coordinator' });
   });
 
   it('keeps the live reservations when only the usage hash vanished', async () => {

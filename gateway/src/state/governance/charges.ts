@@ -54,6 +54,11 @@ ON CONFLICT (request_id, budget_id) DO NOTHING`;
 const SUM_SQL = `SELECT COALESCE(sum(cost_nano), 0)::bigint AS total FROM usage_charges
 WHERE budget_id = $1 AND period_start = timestamptz 'epoch' + $2::bigint * interval '1 millisecond'`;
 
+const LOAD_SQL = `SELECT COALESCE(sum(cost_nano), 0)::bigint AS total,
+  COALESCE(array_agg(request_id) FILTER (WHERE request_id = ANY($3::text[])), '{}') AS counted
+FROM usage_charges
+WHERE budget_id = $1 AND period_start = timestamptz 'epoch' + $2::bigint * interval '1 millisecond'`;
+
 function validate(charge: Charge): void {
   const bad = (what: string): DbError =>
     new DbError('check_violation', `charge of request '${charge.requestId}': ${what}`);
@@ -156,6 +161,27 @@ export class ChargeStore {
     if (typeof total !== 'number')
       throw new DbError('query_failed', `usage of budget '${budgetId}' exceeds what a counter holds exactly`);
     return total;
+  }
+
+  /**
+   * What a budget load needs, in one snapshot: the period's sum, and which of `requestIds` (the period's live
+   * reservations) it already includes. Their settlements must then add nothing (see LOAD_BUDGET).
+   */
+  async loadState(
+    budgetId: string,
+    periodStartMs: number,
+    requestIds: readonly string[],
+  ): Promise<{ totalNano: number; counted: string[] }> {
+    if (this.spoolPending) await this.drainSpool();
+    const { rows } = await this.#db.query<{ total: number | bigint; counted: string[] }>(LOAD_SQL, [
+      budgetId,
+      periodStartMs,
+      requestIds,
+    ]);
+    const total = rows[0]?.total ?? 0;
+    if (typeof total !== 'number')
+      throw new DbError('query_failed', `usage of budget '${budgetId}' exceeds what a counter holds exactly`);
+    return { totalNano: total, counted: rows[0]?.counted ?? [] };
   }
 
   /** Writes everything pending now and waits for it. */

@@ -4,7 +4,7 @@
 import { CoordError } from '../coord/errors.ts';
 import { INVALIDATE_BUDGET } from '../coord/governance/invalidate.ts';
 import { budgetKeys, type RateKind, rateKey } from '../coord/governance/keys.ts';
-import { ADMIT, LOAD_BUDGET, READ_BUDGETS, READ_RATES, SETTLE } from '../coord/governance/scripts.ts';
+import { ADMIT, LOAD_BUDGET, READ_BUDGETS, READ_RATES, RESERVED_IDS, SETTLE } from '../coord/governance/scripts.ts';
 import type { ScriptReply } from '../coord/scripts.ts';
 import type { Coordinator } from '../coord/types.ts';
 import { isUnavailable } from '../errors.ts';
@@ -347,14 +347,17 @@ export class GovernanceCounters {
     if (!Array.isArray(reply) || reply[0] !== 'ok') throw new CoordError('script_failed', 'unexpected settle reply');
   }
 
-  /** Loads one budget period's usage from Postgres into the coordinator (unless a settlement raced it). */
+  /**
+   * Loads one budget period's usage from Postgres into the coordinator (unless a settlement raced it). The
+   * period's reservations are read first: a request whose charge is already in the sum but whose settlement has
+   * not run yet (it runs right after the charge is stored) is marked counted, so it is not added twice.
+   */
   async #load(budget: BudgetCheck, generation: number, now: number): Promise<void> {
-    const used = await this.#charges.sumForPeriod(budget.budgetId, budget.periodStartMs);
-    await this.#coord.run(LOAD_BUDGET, budgetKeys(budget.budgetId, budget.periodStartMs), [
-      now,
-      used,
-      generation,
-      budget.periodEndMs,
-    ]);
+    const keys = budgetKeys(budget.budgetId, budget.periodStartMs);
+    const reserved = await this.#coord.run(RESERVED_IDS, [keys[1]], []);
+    if (!Array.isArray(reserved) || !reserved.every((id) => typeof id === 'string'))
+      throw new CoordError('script_failed', 'unexpected reply of the reservation list script');
+    const { totalNano, counted } = await this.#charges.loadState(budget.budgetId, budget.periodStartMs, reserved);
+    await this.#coord.run(LOAD_BUDGET, keys, [now, totalNano, generation, budget.periodEndMs, ...counted]);
   }
 }

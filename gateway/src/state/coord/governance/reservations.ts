@@ -1,10 +1,11 @@
 // Helpers shared by the governance scripts, once in Lua and once over LocalStore with the same semantics.
-// Reservations live in a hash (requestId -> `<amount>:<expiresAtMs>`); LocalStore has no sorted sets, so the
+// Reservations live in a hash (requestId -> `<amount>:<expiresAtMs>`, or `c:<expiresAtMs>` once a load from
+// Postgres counted the request's charge: see LOAD_BUDGET); LocalStore has no sorted sets, so the
 // usage hash keeps `next`, a lower bound of the earliest expiry: purging scans the reservations only once
 // that bound has passed (about once per reservation TTL per budget), else it costs one HGET and one EXISTS.
 import type { LocalStore } from '../types.ts';
 
-/** Lua helpers prepended to every governance script (ttl, reservationAmount, recompute, purge). */
+/** Lua helpers prepended to every governance script (ttl, reservationAmount, isCounted, entryExpiry, recompute, purge). */
 export const LUA_HELPERS = `local function ttl(endMs, grace, now)
   local t = tonumber(endMs) + grace - now
   if t < 1000 then t = 1000 end
@@ -16,16 +17,22 @@ local function reservationAmount(entry)
   if amount == nil then return 0 end
   return tonumber(amount)
 end
+local function isCounted(entry)
+  return entry and string.match(entry, '^c:%d+$') ~= nil
+end
+local function entryExpiry(entry)
+  return string.match(entry, '^%d+:(%d+)$') or string.match(entry, '^c:(%d+)$')
+end
 local function recompute(bu, br, now)
   local entries = redis.call('HGETALL', br)
   local reserved = 0
   local earliest = nil
   for i = 1, #entries, 2 do
-    local amount, expiry = string.match(entries[i + 1], '^(%d+):(%d+)$')
-    if amount == nil or tonumber(expiry) <= now then
+    local expiry = entryExpiry(entries[i + 1])
+    if expiry == nil or tonumber(expiry) <= now then
       redis.call('HDEL', br, entries[i])
     else
-      reserved = reserved + tonumber(amount)
+      reserved = reserved + reservationAmount(entries[i + 1])
       if earliest == nil or tonumber(expiry) < earliest then earliest = tonumber(expiry) end
     end
   end
@@ -50,6 +57,22 @@ export function ttlLocal(endMs: string, grace: number, now: number): number {
 }
 
 const RESERVATION = /^(\d+):(\d+)$/;
+const COUNTED = /^c:(\d+)$/;
+
+/** The entry of a reservation whose charge a load from Postgres already put in `used` (it reserves nothing). */
+export function countedEntry(expiresAtMs: string): string {
+  return `c:${expiresAtMs}`;
+}
+
+/** Same as the Lua `isCounted`: whether the entry is a counted marker. */
+export function isCountedLocal(entry: string | null): boolean {
+  return entry !== null && COUNTED.test(entry);
+}
+
+/** Same as the Lua `entryExpiry`: the expiry of a reservation or counted marker (undefined when malformed). */
+export function entryExpiryLocal(entry: string): string | undefined {
+  return RESERVATION.exec(entry)?.[2] ?? COUNTED.exec(entry)?.[1];
+}
 
 /** Same as the Lua `reservationAmount`: the amount of a stored reservation, 0 when absent or malformed. */
 export function reservationAmountLocal(entry: string | null): number {
@@ -63,13 +86,13 @@ export function recomputeLocal(store: LocalStore, bu: string, br: string, now: n
   let reserved = 0;
   let earliest: number | undefined;
   for (const [requestId, entry] of Object.entries(store.hgetall(br))) {
-    const match = RESERVATION.exec(entry);
-    const expiry = Number(match?.[2]);
-    if (match === null || expiry <= now) {
+    const raw = entryExpiryLocal(entry);
+    const expiry = Number(raw);
+    if (raw === undefined || expiry <= now) {
       store.hdel(br, requestId);
       continue;
     }
-    reserved += Number(match[1]);
+    reserved += reservationAmountLocal(entry);
     if (earliest === undefined || expiry < earliest) earliest = expiry;
   }
   store.hset(bu, 'reserved', String(reserved));

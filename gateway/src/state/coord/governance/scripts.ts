@@ -8,8 +8,11 @@ import type { CoordScript } from '../types.ts';
 import { BUDGET_GRACE_MS, RATE_GRACE_MS } from './keys.ts';
 import {
   at,
+  countedEntry,
+  entryExpiryLocal,
   existsLocal,
   hnumLocal,
+  isCountedLocal,
   LUA_HELPERS,
   purgeLocal,
   recomputeLocal,
@@ -157,9 +160,14 @@ return reply`,
  * (bu, br, bg). ARGV: now, requestId, nRate, nBudget, per token counter (tokens, windowEndMs), per budget
  * (costNano, periodEndMs).
  * Releases the request's reservation where still present; adds the cost to `used` only when the usage key
- * exists. When it is missing the charge is not lost: the caller wrote it to Postgres BEFORE this script, so
- * the next load includes it; the script bumps `bg` so a load racing with it retries. Tokens are added to the
- * token counters (created with an expiry). Replies `['ok', ...perBudget 1 charged here | 0 usage missing]`.
+ * exists and holds the request's reservation. When the usage key is missing the charge is not lost: the
+ * caller wrote it to Postgres BEFORE this script, so the next load includes it; the script bumps `bg` so a
+ * load racing with it retries. A reservation a load marked counted (its charge was in the load's Postgres sum)
+ * adds nothing. With the usage key present but no reservation (lost with Redis's data, dropped by
+ * INVALIDATE_BUDGET, expired), a load after the charge was stored may already have counted it: adding could
+ * count it twice, so the usage key is dropped (and `bg` bumped) and the next admission loads the exact sum.
+ * Tokens are added to the token counters (created with an expiry).
+ * Replies `['ok', ...perBudget 1 charged here (or already counted) | 0 usage missing or dropped]`.
  */
 export const SETTLE: CoordScript<ScriptReply> = {
   name: 'governance-settle',
@@ -183,6 +191,7 @@ for j = 0, nBudget - 1 do
   local a = b0 + j * 2
   local loaded = redis.call('EXISTS', KEYS[k + 1]) == 1
   local entry = redis.call('HGET', KEYS[k + 2], requestId)
+  local counted = isCounted(entry)
   if entry then
     redis.call('HDEL', KEYS[k + 2], requestId)
     local amount = reservationAmount(entry)
@@ -190,10 +199,14 @@ for j = 0, nBudget - 1 do
       redis.call('HINCRBY', KEYS[k + 1], 'reserved', string.format('%d', -amount))
     end
   end
-  if tonumber(ARGV[a]) > 0 then
-    if loaded then
+  if tonumber(ARGV[a]) > 0 and not counted then
+    if loaded and entry then
       redis.call('HINCRBY', KEYS[k + 1], 'used', ARGV[a])
     else
+      if loaded then
+        redis.call('DEL', KEYS[k + 1])
+        loaded = false
+      end
       redis.call('INCR', KEYS[k + 3])
       redis.call('PEXPIRE', KEYS[k + 3], ttl(ARGV[a + 1], ${BUDGET_GRACE_MS}, now))
     end
@@ -218,7 +231,7 @@ return reply`,
     for (let j = 0; j < nBudget; j++) {
       const [bu, br, bg] = [at(keys, nRate + j * 3), at(keys, nRate + j * 3 + 1), at(keys, nRate + j * 3 + 2)];
       const a = b0 + j * 2;
-      const loaded = existsLocal(store, bu);
+      let loaded = existsLocal(store, bu);
       const entry = store.hget(br, requestId);
       if (entry !== null) {
         store.hdel(br, requestId);
@@ -226,9 +239,13 @@ return reply`,
         if (loaded && amount > 0) store.hincrByFloat(bu, 'reserved', -amount);
       }
       const cost = Number(at(args, a));
-      if (cost > 0) {
-        if (loaded) store.hincrByFloat(bu, 'used', cost);
+      if (cost > 0 && !isCountedLocal(entry)) {
+        if (loaded && entry !== null) store.hincrByFloat(bu, 'used', cost);
         else {
+          if (loaded) {
+            store.del(bu);
+            loaded = false;
+          }
           store.incrBy(bg, 1);
           store.pexpire(bg, ttlLocal(at(args, a + 1), BUDGET_GRACE_MS, now));
         }
@@ -241,8 +258,11 @@ return reply`,
 
 /**
  * LOAD_BUDGET. KEYS: bu, br, bg. ARGV: now, usedNano (the Postgres sum), generation (from the `load` reply),
- * periodEndMs. Sets `used` (and `reserved` from the live reservations) only when the usage key is absent and
- * no settlement missed it since the generation was read; replies `['ok', used]` or `['stale']` (read again).
+ * periodEndMs, ...countedIds (requests of RESERVED_IDS whose charge the sum includes, read in the same snapshot).
+ * Sets `used` (and `reserved` from the live reservations) only when the usage key is absent and no settlement
+ * missed it since the generation was read; the reservations of `countedIds` become counted markers, so their
+ * settlements (the charge is stored before the settlement runs) add nothing a second time.
+ * Replies `['ok', used]` or `['stale']` (read again).
  */
 export const LOAD_BUDGET: CoordScript<ScriptReply> = {
   name: 'governance-load-budget',
@@ -253,6 +273,11 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 if tonumber(redis.call('GET', KEYS[3]) or '0') ~= tonumber(ARGV[3]) then return {'stale'} end
 redis.call('HSET', KEYS[1], 'used', ARGV[2])
+for i = 5, #ARGV do
+  local entry = redis.call('HGET', KEYS[2], ARGV[i])
+  local expiry = entry and entryExpiry(entry)
+  if expiry then redis.call('HSET', KEYS[2], ARGV[i], 'c:' .. expiry) end
+end
 recompute(KEYS[1], KEYS[2], now)
 local t = ttl(ARGV[4], ${BUDGET_GRACE_MS}, now)
 redis.call('PEXPIRE', KEYS[1], t)
@@ -264,12 +289,28 @@ return {'ok', tonumber(ARGV[2])}`,
     if (existsLocal(store, bu)) return ['ok', hnumLocal(store, bu, 'used')];
     if (Number(store.get(bg) ?? '0') !== Number(at(args, 2))) return ['stale'];
     store.hset(bu, 'used', at(args, 1));
+    for (const requestId of args.slice(4)) {
+      const entry = store.hget(br, requestId);
+      const expiry = entry === null ? undefined : entryExpiryLocal(entry);
+      if (expiry !== undefined) store.hset(br, requestId, countedEntry(expiry));
+    }
     recomputeLocal(store, bu, br, now);
     const t = ttlLocal(at(args, 3), BUDGET_GRACE_MS, now);
     store.pexpire(bu, t);
     store.pexpire(br, t);
     return ['ok', Number(at(args, 1))];
   },
+};
+
+/**
+ * RESERVED_IDS. KEYS: br. Replies the request ids holding a reservation (or counted marker) in the period: a
+ * loader asks Postgres which of them are already charged (LOAD_BUDGET marks those). While the usage key is
+ * missing, no admission adds one (ADMIT replies `load` first), so the list can only shrink until the load.
+ */
+export const RESERVED_IDS: CoordScript<ScriptReply> = {
+  name: 'governance-reserved-ids',
+  lua: `return redis.call('HKEYS', KEYS[1])`,
+  local: (store, keys) => Object.keys(store.hgetall(at(keys, 0))),
 };
 
 /**

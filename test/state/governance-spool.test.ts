@@ -6,6 +6,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { budgetKeys } from '../../gateway/src/state/coord/governance/keys.ts';
 import { openRedisCoordinator } from '../../gateway/src/state/coord/redis.ts';
 import type { Coordinator } from '../../gateway/src/state/coord/types.ts';
 import { migrate } from '../../gateway/src/state/db/migrate.ts';
@@ -223,5 +224,49 @@ describe('settlements that missed Redis', () => {
     const [usage] = await counters.usage([period], Date.now());
     expect(usage).toEqual({ usedNano: 3_000, reservedNano: 0, source: 'coordinator' });
     await store.close();
+  }, 60_000);
+
+  // A charge only in this pod's spool is in no Postgres sum: if its settlement found the usage missing (or
+  // dropped it), another pod's load misses it. The period is healed once the spool is drained.
+  it('reloads a period whose usage was missing when a spooled charge settled, once the spool is drained', async () => {
+    const store = new ChargeStore(db, { spool: new ChargeSpool({ dir: await newDir() }), drainIntervalMs: 3_600_000 });
+    const counters = new GovernanceCounters(coord, store);
+    const otherStore = new ChargeStore(db);
+    const otherPod = new GovernanceCounters(coord, otherStore);
+    const id = `b-${randomUUID()}`;
+    await db.query(`INSERT INTO budgets (id, team_id, max_limit_nano, reset_duration) VALUES ($1, 'team', 1e9, '1d')`, [
+      id,
+    ]);
+    const period = { budgetId: id, periodStartMs: PERIOD, periodEndMs: PERIOD + DAY };
+    const admit = (pod: GovernanceCounters, requestId: string) =>
+      pod.admit({
+        requestId,
+        now: Date.now(),
+        reservationTtlMs: 600_000,
+        rates: [],
+        budgets: [{ ...period, limitNano: 1e9, amountNano: 0 }],
+      });
+    expect((await admit(counters, 'spooled-1')).ok).toBe(true);
+    await coord.del(budgetKeys(id, PERIOD)[0]);
+    await pgServer.kill();
+    try {
+      await counters.settle({
+        requestId: 'spooled-1',
+        now: Date.now(),
+        budgets: [{ ...period, costNano: 4_000 }],
+        tokens: [],
+      });
+      expect(counters.stalePeriods).toBe(1);
+    } finally {
+      await pgServer.start();
+    }
+    // The other pod loads before this one drained its spool: the charge is not in Postgres yet.
+    expect((await admit(otherPod, 'other-1')).ok).toBe(true);
+    expect((await otherPod.usage([period], Date.now()))[0]?.usedNano).toBe(0);
+    await counters.heal(Date.now());
+    expect(counters.stalePeriods).toBe(0);
+    expect((await admit(otherPod, 'other-2')).ok).toBe(true);
+    expect((await otherPod.usage([period], Date.now()))[0]?.usedNano).toBe(4_000);
+    await Promise.all([store.close(), otherStore.close()]);
   }, 60_000);
 });

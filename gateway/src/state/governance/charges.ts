@@ -38,9 +38,12 @@ export interface ChargeStoreOptions {
   log?: { warn(obj: object, msg: string): void };
 }
 
+/** Where `record` put the charges: committed in Postgres, or in the spool waiting for it. */
+export type ChargePlace = 'stored' | 'spooled';
+
 interface Waiter {
   rows: readonly Charge[];
-  resolve: () => void;
+  resolve: (place: ChargePlace) => void;
   reject: (error: unknown) => void;
 }
 
@@ -135,16 +138,19 @@ export class ChargeStore {
     }
   }
 
-  /** Resolves once every row is committed (or was already there); rejects with a DbError. */
-  record(charges: readonly Charge[]): Promise<void> {
+  /**
+   * Resolves once every row is committed (or was already there), or is in the spool (a budget load elsewhere
+   * does not see it until it is drained); rejects with a DbError.
+   */
+  record(charges: readonly Charge[]): Promise<ChargePlace> {
     if (this.#closed) return Promise.reject(new DbError('closed', 'the charge store is closed'));
     try {
       for (const charge of charges) validate(charge);
     } catch (error) {
       return Promise.reject(error);
     }
-    if (charges.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
+    if (charges.length === 0) return Promise.resolve('stored');
+    return new Promise<ChargePlace>((resolve, reject) => {
       this.#pending.push({ rows: [...charges], resolve, reject });
       this.#pendingRows += charges.length;
       if (this.#pendingRows >= this.#maxRows) this.#kick();
@@ -233,17 +239,20 @@ export class ChargeStore {
   async #write(batch: readonly Waiter[]): Promise<void> {
     const rows = batch.flatMap((waiter) => waiter.rows);
     try {
-      if (this.#degraded && this.#spool) await this.#spoolRows(rows);
-      else if (this.#spool) await this.#insertWithin(rows, this.#spillAfterMs);
+      let place: ChargePlace = 'stored';
+      if (this.#degraded && this.#spool) {
+        await this.#spoolRows(rows);
+        place = 'spooled';
+      } else if (this.#spool) await this.#insertWithin(rows, this.#spillAfterMs);
       else await this.#insert(rows);
-      for (const waiter of batch) waiter.resolve();
+      for (const waiter of batch) waiter.resolve(place);
       return;
     } catch (error) {
       if (isUnavailable(error) && this.#spool) {
         this.#degraded = true;
         try {
           await this.#spoolRows(rows);
-          for (const waiter of batch) waiter.resolve();
+          for (const waiter of batch) waiter.resolve('spooled');
         } catch (spoolError) {
           for (const waiter of batch) waiter.reject(spoolError);
         }
@@ -259,7 +268,7 @@ export class ChargeStore {
     for (const waiter of batch) {
       try {
         await this.#insert(waiter.rows);
-        waiter.resolve();
+        waiter.resolve('stored');
       } catch (error) {
         waiter.reject(error);
       }

@@ -245,6 +245,7 @@ export class GovernanceCounters {
       req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs)[0]),
     );
     let result: SettleResult = { durable: true };
+    let spooled = false;
     const charges = req.budgets
       .filter((b) => b.costNano > 0)
       .map((b) => ({
@@ -254,11 +255,14 @@ export class GovernanceCounters {
         costNano: b.costNano,
       }));
     try {
-      await this.#charges.record(charges);
+      spooled = (await this.#charges.record(charges)) === 'spooled';
     } catch (error) {
       result = { durable: false, error };
     }
-    await this.#settleOrMark(req.requestId, req.now, req.budgets, req.tokens);
+    const missing = await this.#settleOrMark(req.requestId, req.now, req.budgets, req.tokens);
+    // The usage key was missing or dropped: the next load sums Postgres, which lacks a charge still in this
+    // pod's spool. Healing drains the spool first, then drops the period's usage again, so the load is exact.
+    if (spooled && missing.length > 0) this.#markStale(req.requestId, missing);
     return result;
   }
 
@@ -267,9 +271,9 @@ export class GovernanceCounters {
     now: number,
     budgets: readonly BudgetCharge[],
     tokens: readonly TokenUsage[],
-  ): Promise<void> {
+  ): Promise<BudgetPeriod[]> {
     try {
-      await this.#settle(requestId, now, budgets, tokens);
+      return await this.#settle(requestId, now, budgets, tokens);
     } catch (error) {
       // Whether the script ran is unknown (the reply may be what was lost): never retried, which could count
       // twice; the period is reloaded from Postgres instead once Redis is back.
@@ -335,7 +339,7 @@ export class GovernanceCounters {
     now: number,
     budgets: readonly BudgetCharge[],
     tokens: readonly TokenUsage[],
-  ): Promise<void> {
+  ): Promise<BudgetPeriod[]> {
     const keys = [
       ...tokens.map((t) => rateKey(t.scope, t.id, 'tok', t.windowStartMs)),
       ...budgets.flatMap((b) => budgetKeys(b.budgetId, b.periodStartMs)),
@@ -345,6 +349,9 @@ export class GovernanceCounters {
     for (const b of budgets) args.push(b.costNano, b.periodEndMs);
     const reply: ScriptReply = await this.#coord.run(SETTLE, keys, args);
     if (!Array.isArray(reply) || reply[0] !== 'ok') throw new CoordError('script_failed', 'unexpected settle reply');
+    // Per budget 1 (charged, or already counted) or 0 (usage missing or dropped): the charged periods whose
+    // next load will sum Postgres.
+    return budgets.filter((b, j) => b.costNano > 0 && reply[j + 1] === 0);
   }
 
   /**

@@ -1,5 +1,5 @@
 // A real gateway in the test process, on a free loopback port, on real Postgres + Redis from the harness
-// (or the embedded default: PGlite in memory + in-process coordination).
+// (or the embedded default: PGlite in a temporary directory + in-process coordination).
 
 import { inject } from 'vitest';
 import { bootGateway, createLogger, type Gateway } from '../../gateway/src/boot.ts';
@@ -14,7 +14,7 @@ export const INFERENCE_TOKEN = 'test-inference-token-0123456789';
 export interface TestGatewayOptions {
   /** config.json content (validated like the real file). */
   config?: Record<string, unknown>;
-  /** `shared`: harness Postgres + Redis (default); `embedded`: PGlite in memory + in-process. */
+  /** `shared`: harness Postgres + Redis (default); `embedded`: PGlite (temporary directory) + in-process. */
   backend?: 'shared' | 'embedded';
   /** Share an existing database and Redis prefix (several gateways as pods). */
   databaseUrl?: string;
@@ -35,8 +35,9 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const shared = (opts.backend ?? 'shared') === 'shared';
   const databaseUrl = shared ? (opts.databaseUrl ?? (await createTestDatabase())) : undefined;
   const redisKeyPrefix = shared ? (opts.redisKeyPrefix ?? testKeyPrefix()) : undefined;
-  // Each gateway its own data directory (its spool), as each pod has its own disk; removed on close.
-  const dataDir = shared && !opts.env?.['GATEWAY_DATA_DIR'] ? await tempDir('gw-data-') : undefined;
+  // Each gateway its own data directory (its spool; embedded: its PGlite), as each pod has its own disk;
+  // removed on close. Never the repository's ./data, which would carry state from one run to the next.
+  const dataDir = opts.env?.['GATEWAY_DATA_DIR'] ? undefined : await tempDir('gw-data-');
   const env = readEnvSettings({
     GATEWAY_PORT: '0',
     GATEWAY_HOST: '127.0.0.1',

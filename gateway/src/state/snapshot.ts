@@ -53,6 +53,12 @@ export class Snapshot {
     this.log = log;
   }
 
+  private readonly droppedClientFields = (fields: string[]): void =>
+    this.log.error(
+      { fields },
+      'stored client settings the current rules refuse: their defaults apply until PUT /api/config',
+    );
+
   async reloadAll(): Promise<void> {
     const { rows } = await this.db.query<ProviderRow & Record<string, unknown>>('SELECT * FROM providers');
     const { rows: keyRows } = await this.db.query<KeyRow & Record<string, unknown>>(
@@ -69,7 +75,7 @@ export class Snapshot {
       );
     }
     this.providers = next;
-    this.client = await readClientConfig(this.db);
+    this.client = await readClientConfig(this.db, this.droppedClientFields);
     this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
     this.governance = await loadGovernanceConsistent(this.db);
     this.version++;
@@ -81,7 +87,7 @@ export class Snapshot {
         await this.reloadProvider(event.name);
         break;
       case 'client_config':
-        this.client = await readClientConfig(this.db);
+        this.client = await readClientConfig(this.db, this.droppedClientFields);
         break;
       case 'admin_keys':
         this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));

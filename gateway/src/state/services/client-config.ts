@@ -58,8 +58,25 @@ export function parseClientConfig(raw: Record<string, unknown>, path: string): C
   return r.data;
 }
 
-export async function readClientConfig(q: Queryable): Promise<ClientConfig> {
+export async function readClientConfig(q: Queryable, onDropped?: (fields: string[]) => void): Promise<ClientConfig> {
   const { rows } = await q.query<{ config: Record<string, unknown> }>('SELECT config FROM client_config WHERE id = 1');
-  // Stored settings were validated on write; parsing again fills defaults added by newer versions.
-  return ClientConfig.parse(rows[0]?.config ?? {});
+  return storedClientConfig(rows[0]?.config ?? {}, onDropped);
+}
+
+/**
+ * Stored settings were valid when written; parsing again fills defaults added by newer versions. A field a
+ * newer version's rules refuse (e.g. a body limit below today's minimum) takes its default and is reported,
+ * so a tightened rule never stops a gateway from starting on an older row.
+ */
+export function storedClientConfig(raw: Record<string, unknown>, onDropped?: (fields: string[]) => void): ClientConfig {
+  const r = ClientConfig.safeParse(raw);
+  if (r.success) return r.data;
+  const bad = new Set<string>();
+  for (const issue of r.error.issues) {
+    if (issue.code === 'unrecognized_keys') for (const k of issue.keys) bad.add(k);
+    else if (issue.path[0] !== undefined) bad.add(String(issue.path[0]));
+  }
+  onDropped?.([...bad]);
+  const kept = ClientConfig.safeParse(Object.fromEntries(Object.entries(raw).filter(([k]) => !bad.has(k))));
+  return kept.success ? kept.data : ClientConfig.parse({});
 }

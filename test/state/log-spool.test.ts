@@ -7,9 +7,9 @@ import { LogWriter, rowPieces } from '../../gateway/src/plugins/logging/writer.t
 import { migrate } from '../../gateway/src/state/db/migrate.ts';
 import { openDb } from '../../gateway/src/state/db/open.ts';
 import type { Db } from '../../gateway/src/state/db/types.ts';
-import type { RequestLog } from '../../gateway/src/state/services/log-rows.ts';
 import { LogStore } from '../../gateway/src/state/services/logs.ts';
 import { DirSpool } from '../../gateway/src/state/spool.ts';
+import { logEntry as entry } from '../../gateway/test/plugins/log-entry.ts';
 import { type StoppableServer, startStoppablePostgres } from '../harness/fault-servers.ts';
 import { type TempDir, tempDir } from '../harness/tmpdir.ts';
 import { waitFor } from '../harness/wait.ts';
@@ -29,34 +29,6 @@ afterAll(async () => {
   await pg?.destroy();
   await dir?.remove();
 });
-
-function entry(id: string): RequestLog {
-  return {
-    id,
-    created_at: Date.now(),
-    request_type: 'chat_completion',
-    provider: 'openai',
-    original_model_requested: 'openai/gpt-4o-mini',
-    resolved_model_used: 'gpt-4o-mini',
-    status: 'success',
-    status_code: 200,
-    stream: false,
-    latency_ms: 1,
-    selected_key_id: 'k1',
-    selected_key_name: 'key-one',
-    attempt_trail: [],
-    fallback_index: 0,
-    prompt_tokens: 1,
-    completion_tokens: 2,
-    total_tokens: 3,
-    error: null,
-    virtual_key_id: null,
-    team_id: null,
-    customer_id: null,
-    cost_nano: null,
-    routing_rule_id: null,
-  };
-}
 
 async function storedIds(prefix: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>('SELECT id FROM request_logs WHERE id LIKE $1 ORDER BY id', [

@@ -1,13 +1,12 @@
 // Postgres and Redis that a fault test may stop and start again on the same port, keeping Postgres's data:
 // dedicated instances, so the harness servers other test files share are never disturbed.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.ts';
-import { run, waitForPort } from './proc.ts';
-
-const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
+import { startPostgres } from './postgres.ts';
+import { waitForPort } from './proc.ts';
 
 export interface StoppableServer {
   readonly url: string;
@@ -20,65 +19,10 @@ export interface StoppableServer {
   destroy(): Promise<void>;
 }
 
-async function asPostgres(file: string, args: readonly string[]): Promise<void> {
-  if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', file, ...args]);
-  else await run(file, args);
-}
-
+/** A dedicated Postgres whose commits survive `kill` (immediate shutdown); `start` brings it back, data kept. */
 export async function startStoppablePostgres(): Promise<StoppableServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'gw-pg-fault-'));
-  if (process.getuid?.() === 0) {
-    const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
-    const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
-    await chown(dir, uid, gid);
-  }
-  const data = join(dir, 'data');
-  await asPostgres(join(PG_BIN, 'initdb'), [
-    '-D',
-    data,
-    '-A',
-    'trust',
-    '-U',
-    'postgres',
-    '-E',
-    'UTF8',
-    '--locale=C',
-    '-N',
-  ]);
-  const port = await freePort();
-  const options = [
-    `-p ${port}`,
-    `-k ${dir}`,
-    '-c listen_addresses=127.0.0.1',
-    '-c fsync=off',
-    '-c max_connections=100',
-  ];
-  const pgCtl = join(PG_BIN, 'pg_ctl');
-  const start = () =>
-    asPostgres(pgCtl, [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'postgres.log'),
-      '-w',
-      '-t',
-      '30',
-      '-o',
-      options.join(' '),
-      'start',
-    ]);
-  const kill = () => asPostgres(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']);
-  await start();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    port,
-    kill,
-    start,
-    destroy: async () => {
-      await kill().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const pg = await startPostgres({ durableCommits: true });
+  return { url: pg.url, port: pg.port, kill: pg.kill, start: pg.start, destroy: pg.stop };
 }
 
 /** `persistent`: every write is in an fsync'ed append-only file, so a killed Redis comes back with its data. */

@@ -13,7 +13,20 @@ export interface PostgresServer {
   /** Superuser URL of the `postgres` database, e.g. postgres://postgres@127.0.0.1:5555/postgres */
   readonly url: string;
   readonly port: number;
+  /** Stops it for good and removes its files. */
   stop(): Promise<void>;
+  /** Takes it down at once (immediate shutdown), keeping its data (fault tests). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port after `kill`. */
+  start(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  /**
+   * Commits survive an immediate shutdown (synchronous_commit on): for tests that kill Postgres and count what
+   * it committed. Off by default for speed (fsync is always off: only the process dies, never the machine).
+   */
+  durableCommits?: boolean;
 }
 
 async function asPostgresUser(file: string, args: readonly string[]): Promise<void> {
@@ -28,7 +41,7 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
   return { uid, gid };
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(opts: PostgresOptions = {}): Promise<PostgresServer> {
   const initdb = join(PG_BIN, 'initdb');
   const pgCtl = join(PG_BIN, 'pg_ctl');
   if (!existsSync(initdb)) {
@@ -50,12 +63,11 @@ export async function startPostgres(): Promise<PostgresServer> {
         `-k ${dir}`,
         '-c listen_addresses=127.0.0.1',
         '-c fsync=off',
-        '-c synchronous_commit=off',
-        '-c full_page_writes=off',
+        ...(opts.durableCommits ? [] : ['-c synchronous_commit=off', '-c full_page_writes=off']),
         '-c max_connections=300',
       ].join(' ');
-      try {
-        await asPostgresUser(pgCtl, [
+      const start = () =>
+        asPostgresUser(pgCtl, [
           '-D',
           dataDir,
           '-l',
@@ -67,15 +79,18 @@ export async function startPostgres(): Promise<PostgresServer> {
           options,
           'start',
         ]);
+      try {
+        await start();
       } catch (error) {
         if (attempt < 3) continue;
         throw error;
       }
+      const kill = () => asPostgresUser(pgCtl, ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
       const stop = async (): Promise<void> => {
-        await asPostgresUser(pgCtl, ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+        await kill().catch(() => undefined);
         await rm(dir, { recursive: true, force: true });
       };
-      return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop };
+      return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop, kill, start };
     }
   } catch (error) {
     await rm(dir, { recursive: true, force: true });

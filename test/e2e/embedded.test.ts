@@ -1,7 +1,7 @@
 // The embedded default as `make run` starts it: one process, PGlite under GATEWAY_DATA_DIR, in-process
 // coordination, a generated admin key printed once.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
@@ -96,19 +96,27 @@ describe('launcher (gateway/bin/gateway: make run, npm start, the image and the 
   it('execs node with the memory settings (same pid, so signals reach the gateway) and drains on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gw-launcher-'));
     const port = await freePort();
+    // Started from a directory with a .env (as `make run` from a checkout with one): the launcher loads it,
+    // and a variable set in the environment wins over the file. The system PATH comes first: the launcher must
+    // find the project's Node 24 itself.
+    await writeFile(join(dir, '.env'), `GATEWAY_PORT=${port}\nGATEWAY_HOST=0.0.0.0\n`);
     const child = spawn(join(process.cwd(), 'gateway/bin/gateway'), [], {
+      cwd: dir,
       env: {
         ...process.env,
-        PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
+        PATH: `/usr/local/bin:/usr/bin:/bin:${dirname(process.execPath)}`,
         MALLOC_ARENA_MAX: '',
         GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(port),
         GATEWAY_DATA_DIR: dir,
         GATEWAY_ADMIN_API_KEY: 'launcher-admin-key',
         DATABASE_URL: '',
         REDIS_URL: '',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
@@ -125,7 +133,11 @@ describe('launcher (gateway/bin/gateway: make run, npm start, the image and the 
         '--heap-growing-percent=50',
         '--no-allocation-site-pretenuring',
       ]);
-      expect(argv[4]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
+      expect(argv[4]).toBe('--env-file-if-exists=.env');
+      expect(argv[5]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
+      // The port came from .env; the host from the environment, which wins over the file.
+      expect(argv[0]).toMatch(/node_modules\/\.bin\/node$/);
+      expect(out).toContain(`"address":"http://127.0.0.1:${port}"`);
       const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
       // An empty MALLOC_ARENA_MAX counts as unset: the launcher's default applies.
       expect(environ).toContain('MALLOC_ARENA_MAX=2');

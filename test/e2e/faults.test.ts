@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spoolDirFor } from '../../gateway/src/state/spool.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { type StoppableServer, startStoppablePostgres, startStoppableRedis } from '../harness/fault-servers.ts';
-import { ADMIN_KEY } from '../harness/gateway.ts';
+import { ADMIN_KEY, adminCall } from '../harness/gateway.ts';
 import { type GatewayProcess, startGatewayProcess } from '../harness/gateway-process.ts';
 import { type TempDir, tempDir } from '../harness/tmpdir.ts';
 import { sleep, waitFor } from '../harness/wait.ts';
@@ -47,15 +47,8 @@ interface Outcome {
   pod: string;
 }
 
-async function admin(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(pods[0]!.url + path, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+function admin(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  return adminCall(pods[0]!.url, method, path, body);
 }
 
 async function chat(pod: GatewayProcess, name: keyof typeof keys): Promise<Outcome> {

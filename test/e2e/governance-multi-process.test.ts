@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { createTestDatabase, testKeyPrefix } from '../harness/db.ts';
-import { ADMIN_KEY } from '../harness/gateway.ts';
+import { ADMIN_KEY, adminCall } from '../harness/gateway.ts';
 import { type GatewayProcess, startGatewayProcess } from '../harness/gateway-process.ts';
 
 let fake: OpenAIFake;
@@ -38,15 +38,8 @@ afterAll(async () => {
   await fake?.stop();
 });
 
-async function admin(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(pods[0]!.url + path, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+function admin(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  return adminCall(pods[0]!.url, method, path, body);
 }
 
 async function createKey(name: string, extra: Record<string, unknown> = {}): Promise<{ id: string; value: string }> {

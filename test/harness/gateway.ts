@@ -83,3 +83,20 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     },
   };
 }
+
+/** An admin call to the gateway at `baseUrl` (e.g. a gateway process); its JSON answer, or a thrown error past 2xx. */
+export async function adminCall(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}

@@ -44,6 +44,11 @@ declare module 'fastify' {
   }
 }
 
+/** A route option documenting one operation under `tag`: `app.get(path, documented('Providers')({...}), handler)`. */
+export function documented(tag: string): (d: Omit<RouteDoc, 'tags'>) => { config: { openapi: RouteDoc } } {
+  return (d) => ({ config: { openapi: { ...d, tags: [tag] } } });
+}
+
 type Json = Record<string, unknown>;
 
 export const OPENAPI_INFO = {

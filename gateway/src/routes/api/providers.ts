@@ -1,7 +1,7 @@
 // /api/providers and /api/providers/{provider}/keys: thin adapters over the provider service.
 import type { FastifyInstance } from 'fastify';
 import { KeyInput } from '../../config/schema.ts';
-import type { RouteDoc } from '../../http/openapi.ts';
+import { documented } from '../../http/openapi.ts';
 import type { Runtime } from '../../runtime.ts';
 import {
   Deleted,
@@ -18,9 +18,7 @@ type P = { Params: { provider: string } };
 type K = { Params: { provider: string; key_id: string } };
 const API = { source: 'api' } as const;
 
-function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
-  return { config: { openapi: { ...d, tags: ['Providers'] } } };
-}
+const doc = documented('Providers');
 const deleted = { 200: { description: 'Deleted', json: Deleted } };
 
 /** Operations that take the provider or key just created (OpenAPI links). */

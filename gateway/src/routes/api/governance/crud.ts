@@ -2,7 +2,7 @@
 // service: list (`{<listKey>, total}`), create (201), get, PUT replace, delete (`{deleted: id}`).
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import type { ResponseDoc, RouteDoc } from '../../../http/openapi.ts';
+import { documented, type ResponseDoc } from '../../../http/openapi.ts';
 import type { Runtime } from '../../../runtime.ts';
 import {
   CustomerList,
@@ -45,9 +45,7 @@ export interface CrudDocs {
   list: z.ZodType;
 }
 
-function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
-  return { config: { openapi: { ...d, tags: ['Governance'] } } };
-}
+const doc = documented('Governance');
 
 /** The operations that take the id of a row just created (OpenAPI links). */
 export function byId(noun: string): NonNullable<ResponseDoc['links']> {

@@ -1,7 +1,7 @@
 // /api/governance/virtual-keys and /api/governance/budgets: thin adapters over the virtual-key and budget services.
 // (The self-service /api/governance/virtual-keys/quota, authenticated by x-gateway-vk, is registered elsewhere.)
 import type { FastifyInstance } from 'fastify';
-import type { RouteDoc } from '../../../http/openapi.ts';
+import { documented } from '../../../http/openapi.ts';
 import {
   BudgetList,
   Deleted,
@@ -23,9 +23,7 @@ export interface VirtualKeyRoutesRuntime {
   state: { virtualKeys: VirtualKeyService; budgets: BudgetService };
 }
 
-function doc(d: Omit<RouteDoc, 'tags'>): { config: { openapi: RouteDoc } } {
-  return { config: { openapi: { ...d, tags: ['Governance'] } } };
-}
+const doc = documented('Governance');
 const one = { 200: { description: 'The virtual key (never its value)', json: VirtualKeyView } };
 
 export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRoutesRuntime): void {

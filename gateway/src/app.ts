@@ -1,12 +1,12 @@
 // Builds the fastify instance from a Runtime: the request edge (target normal form, CORS, body limits, the
 // error envelope) and the route families, each with its credential scheme.
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from './http/auth.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { applyCors } from './http/cors.ts';
-import { type ExtraFields, GatewayError, toEnvelope } from './http/errors.ts';
+import { replyWithError } from './http/error-reply.ts';
+import { GatewayError, toEnvelope } from './http/errors.ts';
 import { installJsonParser } from './http/json-body.ts';
-import { RequestError } from './http/request-error.ts';
 import { normaliseTarget } from './http/request-target.ts';
 import { type RouteRecord, registerFamily, routeCensus } from './http/route-family.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
@@ -16,13 +16,12 @@ import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts'
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
+import { registerFormatFamilies } from './routes/formats.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
 import type { Runtime } from './runtime.ts';
-import { isDataException } from './state/db/errors.ts';
-import { isUnavailable } from './state/errors.ts';
 import { timeOrderedId } from './state/ids.ts';
 
 declare module 'fastify' {
@@ -96,28 +95,7 @@ export function buildApp(rt: Runtime): App {
     done();
   });
 
-  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
-    let cause: unknown = error;
-    let extra: ExtraFields = {};
-    if (error instanceof RequestError) {
-      cause = error.error;
-      extra = error.extra;
-    }
-    const mapped = mapError(cause);
-    const env = toEnvelope(mapped, request.id, extra);
-    if (env.status_code === 503) {
-      // An expected answer while Redis or the database is away: one line, no stack, so an outage does not
-      // flood the log.
-      rt.logger.warn({ request_id: request.id, code: env.error.code, err: env.error.message }, 'request refused');
-    } else if (env.status_code >= 500 && env.is_gateway_error) {
-      rt.logger.error(
-        { request_id: request.id, err: cause instanceof Error ? cause.stack : String(cause) },
-        'request failed',
-      );
-    }
-    if (mapped instanceof GatewayError && mapped.headers) reply.headers(mapped.headers);
-    reply.code(env.status_code).header('x-gateway-request-id', request.id).send(env);
-  });
+  app.setErrorHandler((error, request, reply) => replyWithError(rt, request, reply, error, undefined));
 
   app.setNotFoundHandler((request, reply) => {
     sendError(request, reply, new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
@@ -138,6 +116,7 @@ export function buildApp(rt: Runtime): App {
     registerRateLimitRoutes(f, rt);
   });
   registerFamily(app, rt, { scheme: 'inference', prefix: '/v1' }, (f) => registerV1Routes(f, rt));
+  registerFormatFamilies(app, rt);
 
   return {
     fastify: app,
@@ -150,39 +129,4 @@ export function buildApp(rt: Runtime): App {
 
 function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): void {
   reply.code(err.status).header('x-gateway-request-id', request.id).send(toEnvelope(err, request.id));
-}
-
-/** Errors that are not the gateway's own, in its vocabulary. */
-function mapError(err: unknown): unknown {
-  // Postgres or Redis away: the client may retry, the gateway is not broken (never 500).
-  if (isUnavailable(err)) {
-    return new GatewayError('service_unavailable', 'the database or Redis cannot be reached right now; retry shortly', {
-      headers: { 'retry-after': '1' },
-    });
-  }
-  // A value validation let through and Postgres refused: the request's fault, not the gateway's.
-  if (isDataException(err)) {
-    return new GatewayError('invalid_request', 'a value in the request cannot be stored (malformed or out of range)');
-  }
-  return mapFrameworkError(err);
-}
-
-/** fastify's own errors (bad JSON, wrong content type, body too large) in the gateway's vocabulary. */
-function mapFrameworkError(err: unknown): unknown {
-  if (!(err instanceof Error) || !('statusCode' in err || 'code' in err)) return err;
-  const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
-  if (!code.startsWith('FST_') && !('statusCode' in err)) return err;
-  switch (code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatewayError('payload_too_large', 'request body too large');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError('unsupported_media_type', `unsupported content type; send application/json`);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new GatewayError('invalid_request', 'request body is empty; expected JSON');
-    default: {
-      // fastify's own errors carry statusCode (checked by the `in` test above).
-      const status = (err as FastifyError).statusCode ?? 500;
-      return status < 500 ? new GatewayError('invalid_request', err.message) : err;
-    }
-  }
 }

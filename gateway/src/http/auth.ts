@@ -79,10 +79,18 @@ export function authenticateAdmin(h: Headers, index: AuthIndex, storedHashes: Re
 
 const RAW_PROVIDER_HEADERS = ['x-goog-api-key', 'x-gateway-azure-endpoint'];
 
+/** A credential found where a wire format's SDK carries it (`x-goog-api-key`, `?key=`, Azure's `api-key`). */
+export interface CarriedCredential {
+  /** Where it came from, for messages (`x-goog-api-key`, `?key`). */
+  where: string;
+  value: string;
+}
+
 /**
  * Inference routes. A presented credential must be valid even when `enforce_auth_on_inference` is off
  * (that setting only lets requests without credentials through): raw provider keys always fail.
- * A virtual key may come as `x-gateway-vk`, `x-api-key` or `Authorization: Bearer`; it is the principal.
+ * A virtual key may come as `x-gateway-vk`, `x-api-key`, `Authorization: Bearer` or the family's own carriers;
+ * it is the principal. `x-api-key` and the carriers may also hold a gateway token (an SDK sends its key there).
  */
 export function authenticateInference(
   h: Headers,
@@ -91,28 +99,36 @@ export function authenticateInference(
   enforce: boolean,
   lookupVk: VirtualKeyLookup,
   nowMs: number,
+  carried: readonly CarriedCredential[] = [],
 ): Principal {
   for (const name of RAW_PROVIDER_HEADERS) {
-    if (header(h, name) !== undefined) throw rawKeyError(name);
+    if (header(h, name) !== undefined && !carried.some((c) => c.where === name)) throw rawKeyError(name);
   }
   for (const name of Object.keys(h)) {
     if (name.startsWith('x-gateway-bedrock-')) throw rawKeyError(name);
   }
   let vkValue = header(h, 'x-gateway-vk');
-  const apiKey = header(h, 'x-api-key');
-  if (apiKey !== undefined) {
-    if (!isVirtualKey(apiKey)) throw rawKeyError('x-api-key');
-    vkValue ??= apiKey;
-  }
   let viaAuthorization: Principal | undefined;
+  const apiKey = header(h, 'x-api-key');
+  const secrets = apiKey === undefined ? carried : [{ where: 'x-api-key', value: apiKey }, ...carried];
+  for (const c of secrets) {
+    if (isVirtualKey(c.value)) vkValue ??= c.value;
+    else viaAuthorization ??= bearer(c.value, index, storedHashes, c.where);
+  }
   const authz = header(h, 'authorization');
   if (authz) {
     if (/^bearer\s/i.test(authz)) {
       const secret = authz.slice(7).trim();
       if (isVirtualKey(secret)) vkValue ??= secret;
-      else viaAuthorization = bearer(secret, index, storedHashes);
+      else viaAuthorization ??= bearer(secret, index, storedHashes, 'Authorization');
     } else if (/^basic\s/i.test(authz)) {
-      viaAuthorization = basic(authz.slice(6).trim(), index);
+      viaAuthorization ??= basic(authz.slice(6).trim(), index);
+    } else if (/^aws4-hmac-sha256\s/i.test(authz)) {
+      throw new GatewayError(
+        'authentication_failed',
+        'AWS SigV4-signed requests are not accepted: the gateway holds the provider credentials. Send a virtual key ' +
+          'or gateway token as a bearer token (AWS_BEARER_TOKEN_BEDROCK, or the client’s token option)',
+      );
     } else {
       throw new GatewayError('authentication_failed', 'unsupported Authorization scheme; use Bearer or Basic');
     }
@@ -128,12 +144,12 @@ export function authenticateInference(
   return { kind: 'anonymous' };
 }
 
-function bearer(secret: string, index: AuthIndex, storedHashes: ReadonlySet<string>): Principal {
+function bearer(secret: string, index: AuthIndex, storedHashes: ReadonlySet<string>, where: string): Principal {
   const token = index.tokens.get(sha256Hex(secret));
   if (token !== undefined) return { kind: 'token', name: token };
   const admin = adminFor(index, storedHashes, secret);
   if (admin) return admin;
-  throw rawKeyError('Authorization');
+  throw rawKeyError(where);
 }
 
 /** Resolves a virtual key value: unknown 401, inactive or expired 403. */

@@ -35,6 +35,11 @@ export interface RouteDoc {
   responses: Record<number, ResponseDoc>;
   /** Error statuses this route answers besides those every route of its kind does (see errorStatuses). */
   errors?: number[];
+  /**
+   * The body of every error of this route when it is not the gateway envelope (a native wire format's routes
+   * answer errors in their clients' shape): a named component, shared by the format's routes.
+   */
+  errorBody?: { name: string; schema: z.ZodType; description: string };
 }
 
 declare module 'fastify' {
@@ -174,6 +179,12 @@ class SchemaSink {
     return { $ref: `#/components/schemas/${prefix}root` };
   }
 
+  /** A reference to `schema` as the component `name` (added once; a different schema under the name is a bug). */
+  named(name: string, schema: z.ZodType): Json {
+    this.add(name, this.convert(schema, 'output', name));
+    return { $ref: `#/components/schemas/${name}` };
+  }
+
   /** Two different schemas under one id would make every reference to it ambiguous: a bug, caught at start. */
   private add(name: string, schema: unknown): void {
     const known = this.components[name];
@@ -230,6 +241,8 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
     }
     op['requestBody'] = { required: true, content: { 'application/json': media } };
   }
+  const errorRef = doc?.errorBody ? sink.named(doc.errorBody.name, doc.errorBody.schema) : ENVELOPE_REF;
+  const errorWords = doc?.errorBody?.description ?? 'in the gateway error envelope';
   const responses: Json = {};
   for (const [status, res] of Object.entries(doc?.responses ?? { 200: { description: 'Success' } })) {
     const content: Json = {};
@@ -245,12 +258,12 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
     if (responses[String(status)] !== undefined) continue;
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',
-      content: { 'application/json': { schema: ENVELOPE_REF } },
+      content: { 'application/json': { schema: errorRef } },
     };
   }
   responses['default'] = {
-    description: 'Any other error, in the gateway error envelope',
-    content: { 'application/json': { schema: ENVELOPE_REF } },
+    description: `Any other error, ${errorWords}`,
+    content: { 'application/json': { schema: errorRef } },
   };
   op['responses'] = responses;
   return op;

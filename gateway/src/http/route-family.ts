@@ -3,8 +3,16 @@
 // (fastify's encapsulation). No hook reads URL strings, and a route registered outside a family makes
 // start-up fail.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { WireFormat } from '../formats/types.ts';
 import type { Runtime } from '../runtime.ts';
-import { authenticateAdmin, authenticateInference, type Principal, virtualKey } from './auth.ts';
+import {
+  authenticateAdmin,
+  authenticateInference,
+  type CarriedCredential,
+  type Principal,
+  virtualKey,
+} from './auth.ts';
+import { replyWithError } from './error-reply.ts';
 import { GatewayError } from './errors.ts';
 import type { RouteDoc } from './openapi.ts';
 
@@ -27,6 +35,18 @@ export interface FamilyOptions {
   scheme: CredentialScheme;
   /** Path prefix of every route in the family ('' for top-level public routes). */
   prefix: string;
+  /**
+   * The wire format of the family's routes: every error of the family (a refused credential, an unknown path
+   * under its prefix, a bad body) answers in this format's shape. Default: the gateway error envelope.
+   */
+  format?: WireFormat;
+  /**
+   * Where the format's SDKs put their key, besides the spec's schemes: header names (`x-goog-api-key`, Azure's
+   * `api-key`) and a query parameter (`key`). A value there must be a virtual key or a gateway token.
+   */
+  carriers?: { headers?: readonly string[]; query?: string };
+  /** Prepended to the operationIds of the family's routes (a family that mounts a format again elsewhere). */
+  operationIdPrefix?: string;
 }
 
 /** A registered route as the census sees it. */
@@ -49,10 +69,21 @@ export function registerFamily(
   routes: (family: FastifyInstance) => void,
 ): void {
   const plugin: FastifyPluginAsync = async (family) => {
+    const idPrefix = opts.operationIdPrefix;
     family.addHook('onRoute', (route) => {
-      route.config = { ...route.config, scheme: opts.scheme };
+      const doc = route.config?.openapi;
+      const openapi = doc && idPrefix ? { ...doc, operationId: `${idPrefix}${capitalised(doc.operationId)}` } : doc;
+      route.config = { ...route.config, scheme: opts.scheme, ...(openapi ? { openapi } : {}) };
     });
-    if (opts.scheme !== 'public') family.addHook('onRequest', authenticator(rt, opts.scheme));
+    const format = opts.format;
+    if (format) {
+      family.setErrorHandler((error, request, reply) => replyWithError(rt, request, reply, error, format));
+      family.setNotFoundHandler((request, reply) => {
+        const err = new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+        replyWithError(rt, request, reply, err, format);
+      });
+    }
+    if (opts.scheme !== 'public') family.addHook('onRequest', authenticator(rt, opts.scheme, opts.carriers));
     routes(family);
   };
   app.register(plugin, { prefix: opts.prefix });
@@ -94,7 +125,31 @@ export function routeCensus(app: FastifyInstance): () => readonly RouteRecord[] 
 
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
-function authenticator(rt: Runtime, scheme: Exclude<CredentialScheme, 'public'>): Hook {
+function capitalised(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** The credentials found in the family's carriers. */
+function carriedBy(request: FastifyRequest, carriers: FamilyOptions['carriers']): CarriedCredential[] {
+  const out: CarriedCredential[] = [];
+  for (const name of carriers?.headers ?? []) {
+    const v = request.headers[name];
+    const value = Array.isArray(v) ? v[0] : v;
+    if (value !== undefined) out.push({ where: name, value: value.trim() });
+  }
+  if (carriers?.query) {
+    const v = (request.query as Record<string, unknown> | undefined)?.[carriers.query];
+    const value = Array.isArray(v) ? v[0] : v;
+    if (typeof value === 'string') out.push({ where: `?${carriers.query}`, value });
+  }
+  return out;
+}
+
+function authenticator(
+  rt: Runtime,
+  scheme: Exclude<CredentialScheme, 'public'>,
+  carriers: FamilyOptions['carriers'],
+): Hook {
   const lookupVk = (hash: string) => rt.state.snapshot.governance.virtualKeysByHash.get(hash);
   const authenticate = (request: FastifyRequest): Principal => {
     const snap = rt.state.snapshot;
@@ -109,6 +164,7 @@ function authenticator(rt: Runtime, scheme: Exclude<CredentialScheme, 'public'>)
           snap.client.enforce_auth_on_inference,
           lookupVk,
           rt.now(),
+          carriedBy(request, carriers),
         );
       case 'virtual_key': {
         const vk = request.headers['x-gateway-vk'];

@@ -61,6 +61,45 @@ export interface CallContext {
   forward_headers?: Record<string, string>;
 }
 
+/** A JSON object as a native API sends it; the gateway reads only the fields it needs and keeps the rest. */
+export type JsonObject = Record<string, unknown>;
+
+/** One event of a native stream: its SSE `event:` name (or AWS `:event-type`) and JSON payload. */
+export interface NativeEvent {
+  event?: string | undefined;
+  data: JsonObject;
+}
+
+/**
+ * Same-format pass-through calls, named `<inbound format>.<operation>`: the caller's native body (unknown fields
+ * kept) goes upstream with only the model (and alias) rewritten to `ctx.model`, and the upstream's native answer
+ * comes back as it was. A provider implements the ones its own API speaks; the engine translates through the
+ * unified schema for the others.
+ */
+export type NativeOperation =
+  | 'anthropic.messages'
+  | 'anthropic.count_tokens'
+  | 'genai.generate_content'
+  | 'genai.embed_content'
+  | 'genai.batch_embed_contents'
+  | 'genai.count_tokens'
+  | 'converse.converse'
+  | 'converse.invoke'
+  | 'converse.count_tokens'
+  | 'cohere.chat'
+  | 'cohere.embed'
+  | 'cohere.rerank'
+  | 'cohere.tokenize';
+
+export type NativeUnary = (body: JsonObject, ctx: CallContext) => Promise<JsonObject>;
+/** Resolves once the upstream answered with a success status (like the unified streaming methods). */
+export type NativeStream = (body: JsonObject, ctx: CallContext) => Promise<AsyncIterable<NativeEvent>>;
+
+export interface NativeCalls {
+  unary?: Partial<Record<NativeOperation, NativeUnary>>;
+  stream?: Partial<Record<NativeOperation, NativeStream>>;
+}
+
 /**
  * Streaming operations resolve once the upstream answered with a success status, so the engine can still
  * retry or fall back before the first byte reaches the client; the iterable then yields chunk by chunk.
@@ -77,4 +116,6 @@ export interface ProviderAdapter {
   responses?(req: ResponsesRequest, ctx: CallContext): Promise<ResponsesResponse>;
   responsesStream?(req: ResponsesRequest, ctx: CallContext): Promise<AsyncIterable<ResponsesStreamEvent>>;
   countTokens?(req: CountTokensRequest, ctx: CallContext): Promise<CountTokensResponse>;
+  /** Same-format pass-through for the inbound wire formats this provider's API speaks (see NativeOperation). */
+  native?: NativeCalls;
 }

@@ -1,89 +1,22 @@
+// `/v1`: the unified API (OpenAI wire format, `<provider>/<model>`). `/compat-a` mounts the same operations
+// with OpenAI's own model rule (routes/compat-a.ts).
 import type { FastifyInstance } from 'fastify';
-import { chatOp, countTokensOp, embeddingsOp, responsesOp, textCompletionOp } from '../../engine/operations.ts';
+import { unifiedFormat } from '../../formats/openai/format.ts';
+import { type OpenAIOperations, openaiOperations } from '../../formats/openai/operations.ts';
 import type { Runtime } from '../../runtime.ts';
-import { ChatRequest } from '../../schemas/chat.ts';
-import { isPlainChatRequest } from '../../schemas/chat-quick.ts';
-import { TextCompletionRequest } from '../../schemas/completions.ts';
-import { CountTokensRequest } from '../../schemas/count-tokens.ts';
-import { EmbeddingRequest } from '../../schemas/embeddings.ts';
-import {
-  ChatCompletionView,
-  CountTokensView,
-  EmbeddingListView,
-  ResponseView,
-  TextCompletionView,
-} from '../../schemas/inference-views.ts';
-import { ResponsesRequest } from '../../schemas/responses.ts';
-import { registerInferenceRoute } from './inference.ts';
+import { registerInferenceRoute } from '../inference-route.ts';
 import { registerModelsRoute } from './models.ts';
-
-const MODEL = 'openai/gpt-4o-mini';
-const messages = [{ role: 'user', content: 'Say hello' }];
 
 export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerModelsRoute(app, rt);
-  registerInferenceRoute(app, rt, {
-    path: '/chat/completions',
-    schema: ChatRequest,
-    quickCheck: isPlainChatRequest,
-    spec: chatOp,
-    sse: 'done-sentinel',
-    doc: {
-      operationId: 'createChatCompletion',
-      summary: 'Create a chat completion',
-      tags: ['Chat Completions'],
-      response: ChatCompletionView,
-      example: { model: MODEL, messages },
-    },
-  });
-  registerInferenceRoute(app, rt, {
-    path: '/completions',
-    schema: TextCompletionRequest,
-    spec: textCompletionOp,
-    sse: 'done-sentinel',
-    doc: {
-      operationId: 'createTextCompletion',
-      summary: 'Create a text completion',
-      tags: ['Text Completions'],
-      response: TextCompletionView,
-      example: { model: MODEL, prompt: 'Say hello' },
-    },
-  });
-  registerInferenceRoute(app, rt, {
-    path: '/embeddings',
-    schema: EmbeddingRequest,
-    spec: embeddingsOp,
-    doc: {
-      operationId: 'createEmbedding',
-      summary: 'Create embeddings',
-      tags: ['Embeddings'],
-      response: EmbeddingListView,
-      example: { model: 'openai/text-embedding-3-small', input: 'hello' },
-    },
-  });
-  registerInferenceRoute(app, rt, {
-    path: '/responses',
-    schema: ResponsesRequest,
-    spec: responsesOp,
-    sse: 'named-events',
-    doc: {
-      operationId: 'createResponse',
-      summary: 'Create a response (Responses API)',
-      tags: ['Responses'],
-      response: ResponseView,
-      example: { model: MODEL, input: 'Say hello' },
-    },
-  });
-  registerInferenceRoute(app, rt, {
-    path: '/count_tokens',
-    schema: CountTokensRequest,
-    spec: countTokensOp,
-    doc: {
-      operationId: 'countTokens',
-      summary: 'Count the input tokens of a chat request',
-      tags: ['Count Tokens'],
-      response: CountTokensView,
-      example: { model: MODEL, messages },
-    },
-  });
+  registerOpenAIOperations(app, rt, openaiOperations(unifiedFormat));
+}
+
+/** The OpenAI operations at their OpenAI paths (relative to the family's `/v1`-like prefix). */
+export function registerOpenAIOperations(app: FastifyInstance, rt: Runtime, ops: OpenAIOperations): void {
+  registerInferenceRoute(app, rt, '/chat/completions', ops.chat);
+  registerInferenceRoute(app, rt, '/completions', ops.completions);
+  registerInferenceRoute(app, rt, '/embeddings', ops.embeddings);
+  registerInferenceRoute(app, rt, '/responses', ops.responses);
+  registerInferenceRoute(app, rt, '/count_tokens', ops.countTokens);
 }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SseWriter } from '../../src/http/sse.ts';
+import { SSE_CONTENT_TYPE, StreamWriter, sseFrame } from '../../src/http/stream-writer.ts';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -13,9 +13,9 @@ afterEach(async () => {
 /** A server whose one response writes an event (after `delayMs`, or in a microtask of the same turn), then ends. */
 async function serve(delayMs: number | 'same turn'): Promise<number> {
   server = createServer((_req, res) => {
-    const sse = new SseWriter(res, { 'x-test': '1' });
+    const sse = new StreamWriter(res, SSE_CONTENT_TYPE, { 'x-test': '1' });
     const first = () => {
-      void sse.write('{"n":1}');
+      void sse.write(sseFrame('{"n":1}'));
       sse.end();
     };
     if (delayMs === 'same turn') queueMicrotask(first);
@@ -39,7 +39,7 @@ function fetchRaw(port: number): Promise<{ text: string; at: number }[]> {
   });
 }
 
-describe('SseWriter', () => {
+describe('StreamWriter', () => {
   it('sends the status line and headers together with a first event written in the same turn', async () => {
     const port = await serve('same turn');
     const chunks = await fetchRaw(port);

@@ -1,0 +1,90 @@
+// The contract of an inbound wire format (what a caller's SDK speaks), beside the outbound `providers/`.
+// A format is a set of operations; each operation decodes the caller's request, names the engine operation
+// that serves it (a same-format pass-through where the chosen provider speaks the format, a translation
+// through the unified schema otherwise), and encodes the answer, the stream and errors back into the format.
+// The inference core (routes/inference-route.ts) runs resolve, admit, key selection, the call, settlement and
+// the log the same way for every format; a route only joins a path to one operation.
+import type { OperationSpec, UsageSummary } from '../engine/operations.ts';
+import type { ErrorEnvelope, ExtraFields } from '../http/errors.ts';
+import type { RouteDoc } from '../http/openapi.ts';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** An error as the format's clients read it. */
+export interface EncodedError {
+  status: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
+export interface WireFormat {
+  /** `openai`, `anthropic`, `genai`, `converse`, `cohere`. */
+  readonly name: string;
+  /**
+   * The provider that serves a model named without `<provider>/` on this format's routes (`claude-sonnet-4-5`
+   * on /anthropic goes to `anthropic`). Undefined: the format has no own provider (the unified `/v1` rule).
+   */
+  readonly defaultProvider: string | undefined;
+  /** Every error of the format's routes (authentication, validation, governance, upstream) in its own shape. */
+  error(env: ErrorEnvelope): EncodedError;
+}
+
+/** What a route hands the decoder. */
+export interface RequestParts {
+  body: unknown;
+  params: Record<string, string>;
+  query: Record<string, string | string[] | undefined>;
+  headers: Headers;
+}
+
+/** A request as the engine runs it. */
+export interface Decoded<Req> {
+  /** The body as the operation's spec takes it (the native body for a native operation). */
+  body: Req;
+  /** The model as the caller named it; logged as `original_model_requested`. */
+  model: string;
+  fallbacks?: readonly string[] | undefined;
+  stream: boolean;
+  /** Overrides the format's default provider for this route (Azure deployment paths go to `azure`). */
+  defaultProvider?: string | undefined;
+}
+
+/** Bytes of one framed stream piece (an SSE event, an AWS event-stream message, a JSON-array element). */
+export type Frame = string | Uint8Array;
+
+/** Encodes one streamed answer; created per request. */
+export interface StreamEncoder<Chunk> {
+  /** The frame(s) for one chunk; undefined drops the chunk (e.g. a usage-only chunk the caller did not ask for). */
+  chunk(chunk: Chunk, extra: () => ExtraFields): Frame | undefined;
+  /** Usage carried by this chunk, if any (read for budgets and the log before `chunk` is called). */
+  usage(chunk: Chunk): UsageSummary | undefined;
+  /** The closing frame after the last chunk (`data: [DONE]`, `]`), if the format has one. */
+  end(): Frame | undefined;
+  /** A failure after the stream started, as the format's last frame. */
+  error(env: ErrorEnvelope): Frame;
+}
+
+export interface StreamCodec<Req, Chunk> {
+  /** `text/event-stream`, `application/vnd.amazon.eventstream`, `application/json` (a JSON-array stream). */
+  readonly contentType: string;
+  /**
+   * Called before the engine runs a streamed request. `governed`: the request is charged by its usage, so the
+   * encoder may ask the upstream for usage the caller did not request (and then drop it from the answer).
+   */
+  open(body: Req, governed: boolean): StreamEncoder<Chunk>;
+}
+
+/** One operation of a wire format. */
+export interface FormatOperation<Req, Res, Chunk> {
+  readonly format: WireFormat;
+  /** How each provider serves it: natively (same format) or through the unified schema. */
+  readonly spec: OperationSpec<Req, Res, Chunk>;
+  /** Validates and decodes; throws GatewayError (400, naming the field) on bad input. */
+  decode(parts: RequestParts): Decoded<Req>;
+  /** The unary answer as sent, with the gateway's additions (e.g. `extra_fields`). */
+  respond(res: Res, extra: ExtraFields): unknown;
+  /** Absent: the operation does not stream. */
+  readonly stream?: StreamCodec<Req, Chunk>;
+  /** The route's entry in /openapi.json. */
+  readonly doc: RouteDoc;
+}

@@ -1,0 +1,197 @@
+// The inference core's edge, one handler for every wire format: decode the caller's request, resolve the model,
+// run the engine (routing, admission, key selection, the call, retries, fallbacks), answer in the caller's
+// format (whole or streamed), then settle and log. A route only joins a path to one format operation.
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { ExecOutcome } from '../engine/execute.ts';
+import {
+  causeOf,
+  finish,
+  type InferenceInput,
+  outcomeOfError,
+  type Prepared,
+  prepare,
+  runStream,
+  runUnary,
+} from '../engine/inference.ts';
+import type { UsageSummary } from '../engine/operations.ts';
+import { ownersOf } from '../engine/route-request.ts';
+import type { FormatOperation, StreamEncoder } from '../formats/types.ts';
+import { type ExtraFields, toEnvelope } from '../http/errors.ts';
+import { RequestError } from '../http/request-error.ts';
+import { StreamWriter } from '../http/stream-writer.ts';
+import type { Runtime } from '../runtime.ts';
+
+type AnyOperation = FormatOperation<unknown, unknown, unknown>;
+
+/** How one request ended, for settlement and the log. */
+interface Ending {
+  outcome: ExecOutcome | undefined;
+  status: number;
+  usage: UsageSummary | undefined;
+  error: unknown;
+  /** An upstream answered (a stream started): charged even if it then failed. */
+  started: boolean;
+}
+
+export function registerInferenceRoute<Req, Res, Chunk>(
+  app: FastifyInstance,
+  rt: Runtime,
+  path: string,
+  op: FormatOperation<Req, Res, Chunk>,
+  method: HTTPMethods = 'POST',
+): void {
+  app.route({
+    method,
+    url: path,
+    config: { openapi: op.doc },
+    handler: (request, reply) => handle(rt, op as unknown as AnyOperation, request, reply),
+  });
+}
+
+async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const startedAt = rt.now();
+  const id = request.id;
+  const requestType = op.spec.requestType;
+  let decoded: ReturnType<AnyOperation['decode']>;
+  try {
+    decoded = op.decode({
+      body: request.body,
+      params: (request.params ?? {}) as Record<string, string>,
+      query: (request.query ?? {}) as Record<string, string | string[] | undefined>,
+      headers: request.headers,
+    });
+  } catch (err) {
+    throw new RequestError(err, { request_type: requestType });
+  }
+  const model = decoded.model;
+  const stream = decoded.stream && op.stream !== undefined;
+  const ac = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  const owners = ownersOf(rt, request.principal);
+  const input: InferenceInput<unknown> = {
+    id,
+    body: decoded.body,
+    model: qualify(rt, model, decoded.defaultProvider ?? op.format.defaultProvider),
+    fallbacks: decoded.fallbacks,
+    headers: request.headers,
+    owners,
+    signal: ac.signal,
+    startedAt,
+  };
+  let prepared: Prepared | undefined;
+  const done = (e: Ending) =>
+    finish(rt, {
+      id,
+      requestType,
+      model,
+      stream,
+      startedAt,
+      outcome: e.outcome,
+      statusCode: e.status,
+      usage: e.usage,
+      error: e.error,
+      prepared,
+      owners,
+      started: e.started,
+    });
+  const extra = (o: ExecOutcome): ExtraFields => ({
+    provider: o.provider,
+    original_model_requested: model,
+    resolved_model_used: o.resolvedModel,
+    request_type: requestType,
+  });
+
+  try {
+    prepared = prepare(rt, input);
+    if (!stream || !op.stream) {
+      const { value, outcome } = await runUnary(rt, op.spec, input, prepared);
+      done({ outcome, status: 200, usage: op.spec.usage(value), error: undefined, started: true });
+      reply.header('x-gateway-request-id', id);
+      if (prepared.guard.headers) reply.headers(prepared.guard.headers);
+      return op.respond(value, extra(outcome));
+    }
+    const encoder = op.stream.open(decoded.body, !prepared.guard.idle);
+    const { value, outcome } = await runStream(rt, op.spec, input, prepared);
+    const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
+    reply.hijack();
+    const writer = new StreamWriter(reply.raw, op.stream.contentType, headers);
+    await pipe(rt, request, writer, encoder, value, outcome, () => extra(outcome), ac.signal, op, model, done);
+    return reply;
+  } catch (err) {
+    const outcome = outcomeOfError(err);
+    const cause = causeOf(err);
+    const env = toEnvelope(cause, id);
+    done({ outcome, status: env.status_code, usage: undefined, error: env.error, started: false });
+    throw new RequestError(cause, errorExtra(requestType, model, outcome));
+  }
+}
+
+async function pipe(
+  rt: Runtime,
+  request: FastifyRequest,
+  writer: StreamWriter,
+  encoder: StreamEncoder<unknown>,
+  chunks: AsyncIterable<unknown>,
+  outcome: ExecOutcome,
+  extra: () => ExtraFields,
+  clientGone: AbortSignal,
+  op: AnyOperation,
+  model: string,
+  done: (e: Ending) => void,
+): Promise<void> {
+  const closed = { type: 'client_closed', message: 'client closed the stream' };
+  let usage: UsageSummary | undefined;
+  try {
+    for await (const chunk of chunks) {
+      const u = encoder.usage(chunk);
+      if (u) usage = u;
+      const frame = encoder.chunk(chunk, extra);
+      if (frame === undefined) continue;
+      if (!(await writer.write(frame))) {
+        done({ outcome, status: 499, usage, error: closed, started: true });
+        return;
+      }
+    }
+    const last = encoder.end();
+    if (last !== undefined) await writer.write(last);
+    writer.end();
+    done({ outcome, status: 200, usage, error: undefined, started: true });
+  } catch (err) {
+    // The client went away: the upstream read was aborted on purpose, not an upstream failure.
+    if (clientGone.aborted) {
+      done({ outcome, status: 499, usage, error: closed, started: true });
+      return;
+    }
+    // Headers are sent: the error travels as the format's last frame, then the stream ends.
+    const env = toEnvelope(err, request.id, errorExtra(op.spec.requestType, model, outcome));
+    await writer.write(encoder.error(env));
+    writer.end();
+    done({ outcome, status: env.status_code, usage, error: env.error, started: true });
+    rt.logger.warn({ request_id: request.id, err: env.error.message }, 'stream failed after it started');
+  }
+}
+
+/**
+ * The model as the engine routes it. On a native format's routes a model without a configured provider in front
+ * (`claude-sonnet-4-5`, or a Bedrock ARN with its own slashes) goes to the format's own provider.
+ */
+export function qualify(rt: Runtime, model: string, defaultProvider: string | undefined): string {
+  if (defaultProvider === undefined) return model;
+  const slash = model.indexOf('/');
+  if (slash > 0 && rt.state.snapshot.providers.has(model.slice(0, slash))) return model;
+  return `${defaultProvider}/${model}`;
+}
+
+function errorExtra(requestType: string, model: string, o: ExecOutcome | undefined): ExtraFields {
+  const extra: ExtraFields = { original_model_requested: model, request_type: requestType };
+  if (o) {
+    extra.provider = o.provider;
+    if (o.resolvedModel) extra.resolved_model_used = o.resolvedModel;
+    extra['selected_key_id'] = o.selectedKeyId;
+    extra['selected_key_name'] = o.selectedKeyName;
+    extra['attempt_trail'] = o.trail;
+  }
+  return extra;
+}

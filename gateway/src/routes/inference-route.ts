@@ -74,7 +74,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     id,
     body: decoded.body,
     model: qualify(rt, model, decoded.defaultProvider ?? op.format.defaultProvider),
-    fallbacks: decoded.fallbacks,
+    fallbacks: decoded.fallbacks ?? fallbacksHeader(request.headers[FALLBACKS_HEADER]),
     headers: request.headers,
     owners,
     signal: ac.signal,
@@ -171,6 +171,21 @@ async function pipe(
     done({ outcome, status: env.status_code, usage, error: env.error, started: true });
     rt.logger.warn({ request_id: request.id, err: env.error.message }, 'stream failed after it started');
   }
+}
+
+/**
+ * Fallbacks for formats whose body cannot carry them (Anthropic, Gemini, Cohere, OpenAI's own clients):
+ * `x-gateway-fallbacks: <provider>/<model>, <provider>/<model>`, tried in order. A body's own list wins.
+ */
+export const FALLBACKS_HEADER = 'x-gateway-fallbacks';
+
+function fallbacksHeader(value: string | string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const list = (Array.isArray(value) ? value.join(',') : value)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return list.length > 0 ? list : undefined;
 }
 
 /**

@@ -7,6 +7,7 @@ import { applyCors } from './http/cors.ts';
 import { replyWithError } from './http/error-reply.ts';
 import { GatewayError, toEnvelope } from './http/errors.ts';
 import { installJsonParser } from './http/json-body.ts';
+import { createServer } from './http/server.ts';
 import { normaliseTarget } from './http/request-target.ts';
 import { type RouteRecord, registerFamily, routeCensus } from './http/route-family.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
@@ -54,10 +55,8 @@ export function buildApp(rt: Runtime): App {
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
-    requestTimeout: timeouts.requestTimeoutMs,
-    // Node checks headers and request timeouts on this interval (30 s by default: too coarse for them).
-    http: { headersTimeout: timeouts.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
+    // HTTP/1.1 and HTTP/2 on one port, with the server timeouts (http/server.ts).
+    serverFactory: (handler) => createServer(handler, timeouts, rt.env.tls),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // One normal form before routing: the router and the route's authentication see the same path.
     rewriteUrl(req) {

@@ -116,7 +116,9 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       now: () => Date.now(),
     };
     const app = buildApp(rt);
-    const address = await app.fastify.listen({ port: env.port, host: env.host });
+    const listening = await app.fastify.listen({ port: env.port, host: env.host });
+    // fastify names the scheme from its own https option; TLS here comes from the server factory.
+    const address = env.tls ? listening.replace(/^http:/, 'https:') : listening;
     // Retention: every pod may run it; deleting old rows is idempotent.
     const retention = setInterval(() => {
       logStore

@@ -19,6 +19,8 @@ export interface EnvSettings {
   logLevel: string;
   /** Timeouts of the HTTP server towards callers (ms). */
   server: ServerTimeouts;
+  /** TLS certificate and key files (PEM): HTTPS with HTTP/2 by ALPN. Undefined: plain HTTP/1.1 and h2c. */
+  tls: { certFile: string; keyFile: string } | undefined;
 }
 
 export interface ServerTimeouts {
@@ -59,7 +61,18 @@ export function readEnvSettings(env: Record<string, string | undefined>): EnvSet
       requestTimeoutMs: positiveMs(env, 'GATEWAY_REQUEST_TIMEOUT_MS', 60_000),
       keepAliveTimeoutMs: positiveMs(env, 'GATEWAY_KEEPALIVE_TIMEOUT_MS', 65_000),
     },
+    tls: tlsFiles(env),
   };
+}
+
+function tlsFiles(env: Record<string, string | undefined>): EnvSettings['tls'] {
+  const certFile = env['GATEWAY_TLS_CERT_FILE'] || undefined;
+  const keyFile = env['GATEWAY_TLS_KEY_FILE'] || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    throw new ConfigError('GATEWAY_TLS_CERT_FILE and GATEWAY_TLS_KEY_FILE: set both (PEM files) or neither');
+  }
+  return { certFile, keyFile };
 }
 
 function positiveMs(env: Record<string, string | undefined>, name: string, fallback: number): number {

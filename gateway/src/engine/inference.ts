@@ -131,6 +131,8 @@ export function forwardHeaders(
     if (
       value === undefined ||
       NEVER_FORWARD.has(name) ||
+      // HTTP/2 pseudo-headers (`:path`, `:authority`) are not headers to forward.
+      name.startsWith(':') ||
       name.startsWith('x-gateway-') ||
       CREDENTIAL_HEADER.test(name)
     ) {

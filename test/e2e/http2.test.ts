@@ -180,7 +180,7 @@ describe('TLS: h2 and http/1.1 by ALPN', () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = https.request(
         `${gw.url}/v1/chat/completions`,
-        { method: 'POST', ca: cert, headers: { ...json, ...auth }, ALPNProtocols: ['http/1.1'] },
+        { method: 'POST', ca: cert, headers: { ...json, ...auth } },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));

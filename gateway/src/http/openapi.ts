@@ -144,6 +144,8 @@ export function openApiPath(url: string): { path: string; names: string[] } {
 class SchemaSink {
   readonly components: Json = {};
   private n = 0;
+  /** The schemas of named() components, converted once each. */
+  private readonly byName = new Map<string, z.ZodType>();
 
   constructor() {
     this.components['ErrorEnvelope'] = this.convert(ErrorEnvelopeSchema, 'output', 'ErrorEnvelope');
@@ -181,8 +183,17 @@ class SchemaSink {
 
   /** A reference to `schema` as the component `name` (added once; a different schema under the name is a bug). */
   named(name: string, schema: z.ZodType): Json {
-    this.add(name, this.convert(schema, 'output', name));
-    return { $ref: `#/components/schemas/${name}` };
+    const ref = `#/components/schemas/${name}`;
+    const known = this.byName.get(name);
+    if (known === undefined) {
+      this.byName.set(name, schema);
+      const json = this.convert(schema, 'output', name);
+      // A schema carrying `.meta({ id: name })` is already the component of that name.
+      if (json['$ref'] !== ref) this.add(name, json);
+    } else if (known !== schema) {
+      throw new Error(`two different schemas are named ${name} in the API document`);
+    }
+    return { $ref: ref };
   }
 
   /** Two different schemas under one id would make every reference to it ambiguous: a bug, caught at start. */

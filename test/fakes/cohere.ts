@@ -1,5 +1,6 @@
 // Fake Cohere upstream: /v2/chat (JSON, SSE when asked with `accept: text/event-stream`, NDJSON otherwise),
-// /v2/embed, /v1/models and /v1/tokenize. Answers echo the last user text and call a tool when tools are offered.
+// /v2/embed, /v2/rerank, /v1/models and /v1/tokenize. Answers echo the last user text and call a tool when tools
+// are offered; rerank scores documents by the words they share with the query.
 import type { ServerResponse } from 'node:http';
 import { FakeServer, type RecordedRequest, sendJson, sendSse, sleep } from './server.ts';
 
@@ -17,6 +18,10 @@ export class CohereFake extends FakeServer {
   streamsOpen = 0;
   models = ['command-a-03-2025', 'command-r7b-12-2024', 'embed-v4.0'];
   modelsPageSize = 50;
+  /** Fields added to every chat, embed and rerank answer (as a newer API version would send). */
+  extraAnswerFields: Json = {};
+  /** When set, an SSE chat stream stops after this many events, without message-end (a cut-off upstream). */
+  cutStreamAfter: number | undefined;
 
   constructor() {
     const ref: { self?: CohereFake } = {};
@@ -28,10 +33,17 @@ export class CohereFake extends FakeServer {
     super([
       { method: 'POST', path: '/v2/chat', handler: guarded(chat) },
       { method: 'POST', path: '/v2/embed', handler: guarded(embed) },
+      { method: 'POST', path: '/v2/rerank', handler: guarded(rerank) },
       { method: 'GET', path: '/v1/models', handler: guarded(listModels) },
       { method: 'POST', path: '/v1/tokenize', handler: guarded(tokenize) },
     ]);
     ref.self = this;
+  }
+
+  override reset(): void {
+    super.reset();
+    this.extraAnswerFields = {};
+    this.cutStreamAfter = undefined;
   }
 }
 
@@ -66,7 +78,7 @@ async function chat(fake: CohereFake, req: RecordedRequest, res: ServerResponse)
     }
   }
   const r = reply(body, messages);
-  if (body['stream'] !== true) return sendJson(res, 200, r.whole);
+  if (body['stream'] !== true) return sendJson(res, 200, { ...r.whole, ...fake.extraAnswerFields });
   if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
     // The real API streams newline-delimited JSON unless SSE is asked for.
     res.writeHead(200, { 'content-type': 'application/stream+json' });
@@ -81,7 +93,7 @@ async function chat(fake: CohereFake, req: RecordedRequest, res: ServerResponse)
   try {
     await sendSse(
       res,
-      r.events.map((data) => ({ event: String(data['type']), data })),
+      r.events.slice(0, fake.cutStreamAfter).map((data) => ({ event: String(data['type']), data })),
       { gapMs: fake.streamGapMs },
     );
   } finally {
@@ -197,7 +209,7 @@ function argsFor(fn: Json, userText: string): Json {
   return args;
 }
 
-function embed(_fake: CohereFake, req: RecordedRequest, res: ServerResponse) {
+function embed(fake: CohereFake, req: RecordedRequest, res: ServerResponse) {
   const body = isObj(req.json) ? req.json : {};
   if (typeof body['model'] !== 'string') return bad(res, 'invalid request: model must be specified');
   const texts = Array.isArray(body['texts']) ? body['texts'].filter((t): t is string => typeof t === 'string') : [];
@@ -210,12 +222,43 @@ function embed(_fake: CohereFake, req: RecordedRequest, res: ServerResponse) {
   const kinds = Array.isArray(body['embedding_types']) ? body['embedding_types'] : ['float'];
   const embeddings: Json = {};
   if (kinds.includes('float')) embeddings['float'] = texts.map((t) => vector(t, dims));
+  if (kinds.includes('int8')) {
+    embeddings['int8'] = texts.map((t) => vector(t, dims).map((x) => Math.round(x * 100) - 128));
+  }
   sendJson(res, 200, {
+    ...fake.extraAnswerFields,
     id: `e-${Math.random().toString(36).slice(2, 10)}`,
     embeddings,
     texts,
     meta: { api_version: { version: '2' }, billed_units: { input_tokens: texts.reduce((n, t) => n + words(t), 0) } },
     response_type: 'embeddings_by_type',
+  });
+}
+
+/** Cohere's `/v2/rerank`: results by descending score; one search unit per 100 documents. */
+function rerank(fake: CohereFake, req: RecordedRequest, res: ServerResponse) {
+  const body = isObj(req.json) ? req.json : {};
+  if (typeof body['model'] !== 'string') return bad(res, 'invalid request: model must be specified');
+  if (typeof body['query'] !== 'string') return bad(res, 'invalid request: query must be a string');
+  const docs = Array.isArray(body['documents']) ? body['documents'] : [];
+  if (docs.length === 0 || !docs.every((d) => typeof d === 'string')) {
+    return bad(res, 'invalid request: documents must be a non-empty list of strings');
+  }
+  const query = new Set(body['query'].toLowerCase().split(/\W+/).filter(Boolean));
+  const scored = docs.map((d, index) => {
+    const shared = String(d)
+      .toLowerCase()
+      .split(/\W+/)
+      .filter((w) => query.has(w)).length;
+    return { index, relevance_score: Math.round((shared / (shared + 1)) * 1000) / 1000 };
+  });
+  scored.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
+  const topN = typeof body['top_n'] === 'number' ? body['top_n'] : scored.length;
+  sendJson(res, 200, {
+    id: `r-${Math.random().toString(36).slice(2, 10)}`,
+    results: scored.slice(0, topN),
+    meta: { api_version: { version: '2' }, billed_units: { search_units: Math.ceil(docs.length / 100) } },
+    ...fake.extraAnswerFields,
   });
 }
 

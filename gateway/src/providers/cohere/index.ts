@@ -1,5 +1,6 @@
-// Cohere (api.cohere.com): chat and embeddings on API v2, model list and tokenizer on v1.
-// Text completions are not offered upstream; rerank is served elsewhere.
+// Cohere (api.cohere.com): chat and embeddings on API v2, model list and tokenizer on v1; chat, embed, rerank
+// and tokenize also as a same-format pass-through for `/cohere` callers (native.ts).
+// Text completions are not offered upstream; the unified API has no rerank operation.
 import { ProviderError } from '../errors.ts';
 import { bodyReadError, joinUrl, parseGenericError, send, sendJson } from '../shared/http.ts';
 import { collectPages } from '../shared/pages.ts';
@@ -7,6 +8,7 @@ import { type BoundedBody, parseSseJson } from '../shared/sse.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { toChatResponse, toCohereChatRequest } from './chat.ts';
 import { fromEmbedResponse, toEmbedRequest, tokenizeText, toModelInfos } from './embeddings.ts';
+import { cohereNativeCalls } from './native.ts';
 import { toChatChunks } from './stream.ts';
 import type {
   CohereChatResponse,
@@ -33,6 +35,7 @@ function headers(ctx: Ctx, json = true): Record<string, string> {
 export function createCohereProvider(name: string): ProviderAdapter {
   return {
     name,
+    native: cohereNativeCalls({ url, headers: (ctx) => headers(ctx) }),
 
     async chat(req, ctx) {
       const body = toCohereChatRequest(req, ctx.model, false);

@@ -1,0 +1,84 @@
+// The Python frameworks (LangChain's ChatOpenAI, PydanticAI's Agent) against a real gateway with fake
+// upstreams: pytest (test/python, in a pinned virtualenv built once under node_modules/.cache) runs with only
+// the gateway's URL and a gateway token in its environment; then the upstreams' records show what reached them.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
+import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { ensureVenv, runBounded, type Venv } from '../harness/python-venv.ts';
+import { atFake } from './providers-helpers.ts';
+
+const PYTHON_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'python');
+const REQUIREMENTS = join(PYTHON_DIR, 'requirements.txt');
+const OPENAI_KEY = 'sk-openai-frameworks-aaaaaaaaaaaa';
+const PYTEST_TIMEOUT_MS = 150_000;
+
+let venv: Venv;
+let gw: TestGateway;
+let openai: OpenAIFake;
+
+beforeAll(async () => {
+  venv = ensureVenv({
+    name: 'frameworks-venv',
+    install: ['-r', REQUIREMENTS],
+    revision: createHash('sha256').update(readFileSync(REQUIREMENTS)).digest('hex'),
+  });
+  openai = await createOpenAIFake().start();
+  gw = await startTestGateway({
+    config: { providers: { openai: atFake(openai.url, { id: 'oa', name: 'oa', value: OPENAI_KEY, models: ['*'] }) } },
+  });
+}, 420_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await openai?.stop();
+});
+
+/** pytest on `files` (relative to test/python) with the gateway in its environment; fails with pytest's output. */
+async function pytest(files: string[]): Promise<void> {
+  const run = await runBounded(
+    venv.bin('python'),
+    ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '--color=no', '-rfE', ...files],
+    {
+      cwd: PYTHON_DIR,
+      timeoutMs: PYTEST_TIMEOUT_MS,
+      env: { GATEWAY_URL: gw.url, GATEWAY_KEY: INFERENCE_TOKEN, PYTHONDONTWRITEBYTECODE: '1' },
+    },
+  );
+  expect(run.timedOut, `pytest timed out:\n${run.output}`).toBe(false);
+  expect(run.code, `pytest failed:\n${run.output}`).toBe(0);
+}
+
+describe('python frameworks through the gateway', () => {
+  it(
+    'LangChain ChatOpenAI on /langchain/v1: invoke, stream, tool calls',
+    async () => {
+      openai.reset();
+      await pytest(['test_langchain_openai.py']);
+      // Every call reached the openai provider with the provider's key, never the caller's gateway token.
+      // invoke, stream, the tool call's two turns, the streamed tool call
+      expect(openai.requests).toHaveLength(5);
+      for (const req of openai.requests) {
+        expect(req.path).toBe('/v1/chat/completions');
+        expect(req.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+        expect(JSON.stringify(req.headers)).not.toContain(INFERENCE_TOKEN);
+      }
+    },
+    PYTEST_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    'PydanticAI Agent with its OpenAI model on /pydanticai/v1: run, stream, tool call',
+    async () => {
+      openai.reset();
+      await pytest(['test_pydantic_ai_openai.py']);
+      const tools = openai.requests.filter((r) => JSON.stringify(r.json).includes('"role":"tool"'));
+      expect(tools).toHaveLength(1);
+      for (const req of openai.requests) expect(req.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+    },
+    PYTEST_TIMEOUT_MS + 10_000,
+  );
+});

@@ -1,4 +1,5 @@
-// The Anthropic provider: Messages API for chat (plain and SSE), token counting and the model list.
+// The Anthropic provider: Messages API for chat (plain and SSE), token counting and the model list, and the
+// same-format pass-through for `/anthropic` callers (native.ts).
 // No embeddings or text completions: Anthropic has neither.
 import type { ModelInfo } from '../../schemas/models.ts';
 import { ProviderError } from '../errors.ts';
@@ -6,6 +7,7 @@ import { joinUrl, send, sendJson } from '../shared/http.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../types.ts';
 import { fromMessagesResponse, toConversation, toMessagesRequest, toTools } from './chat.ts';
 import { parseAnthropicError } from './errors.ts';
+import { anthropicNativeCalls } from './native.ts';
 import { createStreamTranslator, streamChatChunks } from './stream.ts';
 import type { CountTokensAnswer, MessagesResponse, ModelsPage } from './types.ts';
 
@@ -36,6 +38,8 @@ function upstreamModel(ctx: CallContext): string {
 export function createAnthropicProvider(name = 'anthropic'): ProviderAdapter {
   return {
     name,
+
+    native: anthropicNativeCalls({ url, headers: (ctx) => headers(ctx.key), model: upstreamModel }),
 
     async chat(req, ctx) {
       const body = toMessagesRequest(req, upstreamModel(ctx), false);

@@ -11,7 +11,7 @@ import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import { ensureSchemathesis, runSchemathesis, type SchemathesisRun } from '../harness/schemathesis.ts';
 
-const RUN_TIMEOUT_MS = 240_000;
+const RUN_TIMEOUT_MS = 480_000;
 
 let gw: TestGateway;
 let upstream: OpenAIFake;
@@ -111,8 +111,23 @@ afterAll(async () => {
 });
 
 /**
+ * The framework mounts serve the very operations of `/compat-a` and the native prefixes again under their own
+ * prefix (same handlers, same schemas): fuzzed once, at the canonical prefix. The census test still checks their
+ * authentication route by route.
+ */
+const MOUNTS = '^/(aggregator|langchain|pydanticai)/';
+
+async function operationsOutsideMounts(): Promise<number> {
+  const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, object> };
+  const mounts = new RegExp(MOUNTS);
+  return Object.entries(doc.paths)
+    .filter(([path]) => !mounts.test(path))
+    .reduce((n, [, item]) => n + Object.keys(item).length, 0);
+}
+
+/**
  * One bounded run over the operations `filter` selects (all by default), with `headers` on every request. The
- * stateful phase (sequences along OpenAPI links) needs the linked operations, so only a run over all has it.
+ * stateful phase (sequences along OpenAPI links) needs the linked operations, so only the run over all has it.
  */
 async function schemathesis(headers: string[], filter: string[] = []): Promise<SchemathesisRun> {
   const run = await runSchemathesis(
@@ -125,7 +140,7 @@ async function schemathesis(headers: string[], filter: string[] = []): Promise<S
       '--mode',
       'all',
       '--phases',
-      filter.length === 0 ? 'examples,coverage,fuzzing,stateful' : 'examples,coverage,fuzzing',
+      filter[0] === '--exclude-path-regex' ? 'examples,coverage,fuzzing,stateful' : 'examples,coverage,fuzzing',
       '--max-examples',
       process.env['SCHEMATHESIS_MAX_EXAMPLES'] ?? '25',
       '--seed',
@@ -170,9 +185,11 @@ describe('schemathesis', () => {
   it(
     'finds no 5xx and no answer that breaks the document, in any operation',
     async () => {
-      const run = await schemathesis([`Authorization: Bearer ${ADMIN_KEY}`]);
+      const run = await schemathesis([`Authorization: Bearer ${ADMIN_KEY}`], ['--exclude-path-regex', MOUNTS]);
       const selected = /Selected: (\d+)\/(\d+)/.exec(run.output);
-      expect(selected?.[1], 'every operation selected').toBe(selected?.[2]);
+      expect(Number(selected?.[1]), 'every operation outside the framework mounts selected').toBe(
+        await operationsOutsideMounts(),
+      );
     },
     RUN_TIMEOUT_MS + 30_000,
   );

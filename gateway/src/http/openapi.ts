@@ -102,6 +102,13 @@ const STATUS_TEXT: Record<number, string> = {
   504: 'Upstream provider timed out',
 };
 
+/** One server-sent event as API tools read a `text/event-stream` body: event by event, the data as text. */
+const SSE_EVENT: Json = {
+  type: 'object',
+  properties: { event: { type: 'string' }, data: { type: 'string' }, id: { type: 'string' } },
+  required: ['data'],
+};
+
 const ENVELOPE_REF = { $ref: '#/components/schemas/ErrorEnvelope' };
 
 /** The error statuses every route of this shape can answer (before reaching its handler, mostly). */
@@ -258,7 +265,7 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
   for (const [status, res] of Object.entries(doc?.responses ?? { 200: { description: 'Success' } })) {
     const content: Json = {};
     if (res.json) content['application/json'] = { schema: sink.convert(res.json, 'output', doc?.operationId) };
-    if (res.text) content[res.text] = { schema: { type: 'string' } };
+    if (res.text) content[res.text] = { schema: res.text === 'text/event-stream' ? SSE_EVENT : { type: 'string' } };
     const out: Json = { description: res.description };
     if (Object.keys(content).length > 0) out['content'] = content;
     if (res.links) out['links'] = res.links;

@@ -101,6 +101,34 @@ describe('/compat-a/v1 with the OpenAI client', () => {
   });
 });
 
+describe('fallbacks by header', () => {
+  it('tries x-gateway-fallbacks in order when the primary fails', async () => {
+    openai.script({ status: 400, body: { error: { message: 'model gone', type: 'invalid_request_error' } } });
+    const { data, response } = await compat()
+      .chat.completions.create(
+        { model: 'gpt-4o-mini', messages: ASK },
+        { headers: { 'x-gateway-fallbacks': 'nowhere-provider/x, azure/gpt-4o' } },
+      )
+      .withResponse();
+    expect(response.status).toBe(200);
+    expect(extraFields(data)).toMatchObject({ provider: 'azure', resolved_model_used: DEPLOYMENT });
+    expect(openai.requests).toHaveLength(1);
+    expect(azure.requests).toHaveLength(1);
+  });
+
+  it('refuses a malformed fallback in the header with 400 naming it', async () => {
+    const err = await apiFailure(
+      compat().chat.completions.create(
+        { model: 'gpt-4o-mini', messages: ASK },
+        { headers: { 'x-gateway-fallbacks': 'azure/../../admin' } },
+      ),
+    );
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('fallbacks[0]');
+    expect(openai.requests).toHaveLength(0);
+  });
+});
+
 describe('/compat-a with the AzureOpenAI client', () => {
   function azureClient(apiKey = INFERENCE_TOKEN): AzureOpenAI {
     return new AzureOpenAI({

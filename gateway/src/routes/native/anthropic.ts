@@ -36,6 +36,7 @@ function registerModelRoutes(f: FastifyInstance, rt: Runtime): void {
     tags: ['Anthropic'],
     querystring: ModelListQuery,
     responses: { 200: { description: 'One page of models', json: ModelListView } },
+    errors: [400],
     errorBody: ERROR_BODY,
   };
   f.get('/v1/models', { config: { openapi: list } }, async (request) => {

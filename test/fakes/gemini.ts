@@ -171,6 +171,12 @@ function dispatch(
       if (problem) return googleError(res, 400, 'INVALID_ARGUMENT', problem);
       return sendJson(res, 200, { totalTokens: promptTokens(source) });
     }
+    case 'embedContent': {
+      if (api !== 'gemini') break;
+      if (!isObj(body['content'])) return googleError(res, 400, 'INVALID_ARGUMENT', 'content is required.');
+      const dims = typeof body['outputDimensionality'] === 'number' ? body['outputDimensionality'] : 8;
+      return sendJson(res, 200, { embedding: { values: vector(textOf(body['content']), dims) } });
+    }
     case 'batchEmbedContents': {
       if (api !== 'gemini') break;
       const requests = Array.isArray(body['requests']) ? body['requests'].filter(isObj) : [];

@@ -5,7 +5,7 @@ import type { CountTokensRequest, CountTokensResponse } from '../../schemas/coun
 import { ProviderError } from '../errors.ts';
 import { bodyReadError } from '../shared/http.ts';
 import { type BoundedBody, parseSse } from '../shared/sse.ts';
-import type { CallContext } from '../types.ts';
+import type { CallContext, JsonObject } from '../types.ts';
 import { sendGoogle, sendGoogleJson } from './errors.ts';
 import { toGeminiConversation, toGeminiTools, toGenerateContentRequest } from './request.ts';
 import { toChatResponse } from './response.ts';
@@ -52,7 +52,9 @@ export function createGoogleChat(endpoint: GoogleEndpoint): GoogleChatOperations
       const model = endpoint.model(ctx);
       const upstream = await post(ctx, model, 'streamGenerateContent', toGenerateContentRequest(req, model));
       const res = await sendGoogle(ctx, upstream);
-      return toChatChunks(readEvents(res.body), { model, includeUsage: req.stream_options?.include_usage === true });
+      // Each event is a GenerateContentResponse, whose fields are all optional and read defensively.
+      const events = readEvents(res.body) as AsyncIterable<GenerateContentResponse>;
+      return toChatChunks(events, { model, includeUsage: req.stream_options?.include_usage === true });
     },
 
     async countTokens(req, ctx) {
@@ -70,8 +72,8 @@ export function createGoogleChat(endpoint: GoogleEndpoint): GoogleChatOperations
   };
 }
 
-/** SSE payloads as Gemini responses; a broken or stalled body ends the stream with a ProviderError. */
-async function* readEvents(body: BoundedBody): AsyncGenerator<GenerateContentResponse> {
+/** SSE payloads as JSON objects; a broken or stalled body ends the stream with a ProviderError. */
+export async function* readEvents(body: BoundedBody): AsyncGenerator<JsonObject> {
   try {
     for await (const ev of parseSse(body)) {
       let data: unknown;
@@ -83,8 +85,8 @@ async function* readEvents(body: BoundedBody): AsyncGenerator<GenerateContentRes
       if (typeof data !== 'object' || data === null) {
         throw new ProviderError('bad_response', 'upstream stream sent an event that is not an object');
       }
-      // An object event is a GenerateContentResponse; every field of it is optional and read defensively.
-      yield data as GenerateContentResponse;
+      // A JSON object (checked just above).
+      yield data as JsonObject;
     }
   } catch (err) {
     throw bodyReadError(err);

@@ -12,6 +12,7 @@ import {
   toModelInfos,
 } from './embeddings.ts';
 import { sendGoogleJson } from './errors.ts';
+import { geminiNativeCalls } from './native.ts';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 
@@ -30,7 +31,11 @@ export function geminiModelPath(model: string): string {
   return pathSegments(model.includes('/') ? model : `models/${model}`);
 }
 
-export function geminiUrl(baseUrl: string, model: string, method: GoogleMethod | 'batchEmbedContents'): string {
+export function geminiUrl(
+  baseUrl: string,
+  model: string,
+  method: GoogleMethod | 'batchEmbedContents' | 'embedContent',
+): string {
   const url = joinUrl(baseUrl, `/v1beta/${geminiModelPath(model)}:${method}`);
   return method === 'streamGenerateContent' ? `${url}?alt=sse` : url;
 }
@@ -46,6 +51,11 @@ export function createGeminiProvider(name: string): ProviderAdapter {
   return {
     name,
     ...chat,
+    native: geminiNativeCalls({
+      url: (ctx, method) => geminiUrl(base(ctx), ctx.model, method),
+      auth,
+      modelPath: geminiModelPath,
+    }),
 
     async embeddings(req, ctx) {
       const body = toBatchEmbedRequest(req, geminiModelPath(ctx.model));

@@ -1,6 +1,7 @@
 // Fake Bedrock runtime: verifies every request's SigV4 signature by re-signing it with the known secret, validates
 // Converse bodies the way Bedrock does (enough to catch translation bugs), and answers in the real wire formats,
-// including the binary event stream of ConverseStream that the official SDK decodes.
+// including the binary event streams of ConverseStream and InvokeModelWithResponseStream that the official SDK
+// decodes. Converse answers carry one field no client knows (`fakeExtension`), to show a pass-through keeps it.
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
@@ -26,7 +27,7 @@ export type BedrockFake = FakeServer & {
 
 type Json = Record<string, unknown>;
 
-const OPERATION = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|count-tokens)$/;
+const OPERATION = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/;
 const SIGNATURE_MISMATCH =
   'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.';
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -84,19 +85,37 @@ async function handle(options: BedrockFakeOptions, req: RecordedRequest, res: Se
           stopReason: answer.stopReason,
           usage: answer.usage,
           metrics: { latencyMs: 12 },
+          ...echoed(body),
+          fakeExtension: { note: 'a field no client knows' },
         });
       }
-      return stream(options, res, answer);
+      return stream(options, res, answer, body);
     }
     case 'invoke':
       return invoke(res, modelId, body);
-    default: {
-      const converse = asObject(asObject(body['input'])?.['converse']);
-      const problem = converse ? validateConverse(converse) : 'input.converse is required';
-      if (problem || !converse) return awsError(res, 400, 'ValidationException', problem ?? 'invalid input');
-      return sendJson(res, 200, { inputTokens: estimateTokens(converse) });
-    }
+    case 'invoke-with-response-stream':
+      return invokeStream(options, res, modelId, body);
+    default:
+      return countTokens(res, body);
   }
+}
+
+/** Converse echoes the tiers it served the request with. */
+function echoed(body: Json): Json {
+  const out: Json = {};
+  if (body['performanceConfig']) out['performanceConfig'] = body['performanceConfig'];
+  if (body['serviceTier']) out['serviceTier'] = body['serviceTier'];
+  return out;
+}
+
+function countTokens(res: ServerResponse, body: Json) {
+  const input = asObject(body['input']);
+  const invokeBody = asObject(input?.['invokeModel'])?.['body'];
+  if (typeof invokeBody === 'string') return sendJson(res, 200, { inputTokens: estimateTokens(invokeBody) });
+  const converse = asObject(input?.['converse']);
+  const problem = converse ? validateConverse(converse) : 'input.converse or input.invokeModel is required';
+  if (problem || !converse) return awsError(res, 400, 'ValidationException', problem ?? 'invalid input');
+  return sendJson(res, 200, { inputTokens: estimateTokens(converse) });
 }
 
 /** Re-signs the request as received with the known secret and compares, as AWS does. */
@@ -181,14 +200,24 @@ function frame(messageType: 'event' | 'exception', name: string, payload: Json):
   });
 }
 
-async function stream(options: BedrockFakeOptions, res: ServerResponse, answer: ConverseAnswer): Promise<void> {
+async function stream(
+  options: BedrockFakeOptions,
+  res: ServerResponse,
+  answer: ConverseAnswer,
+  body: Json,
+): Promise<void> {
   const frames: Uint8Array[] = [frame('event', 'messageStart', { role: 'assistant' })];
   const failure = options.streamException;
   options.streamException = undefined;
   let cutAt: number | undefined;
   answer.blocks.forEach((b, contentBlockIndex) => {
     const toolUse = asObject(b['toolUse']);
-    if (toolUse) {
+    const reasoning = asObject(asObject(b['reasoningContent'])?.['reasoningText']);
+    if (reasoning) {
+      for (const delta of [{ text: reasoning['text'] }, { signature: reasoning['signature'] }]) {
+        frames.push(frame('event', 'contentBlockDelta', { contentBlockIndex, delta: { reasoningContent: delta } }));
+      }
+    } else if (toolUse) {
       frames.push(
         frame('event', 'contentBlockStart', {
           contentBlockIndex,
@@ -212,7 +241,7 @@ async function stream(options: BedrockFakeOptions, res: ServerResponse, answer: 
     frames.push(frame('event', 'contentBlockStop', { contentBlockIndex }));
   });
   frames.push(frame('event', 'messageStop', { stopReason: answer.stopReason }));
-  frames.push(frame('event', 'metadata', { usage: answer.usage, metrics: { latencyMs: 12 } }));
+  frames.push(frame('event', 'metadata', { usage: answer.usage, metrics: { latencyMs: 12 }, ...echoed(body) }));
   res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
   for (const f of frames.slice(0, cutAt)) {
     res.write(f);
@@ -221,7 +250,88 @@ async function stream(options: BedrockFakeOptions, res: ServerResponse, answer: 
   res.end();
 }
 
+/** An Anthropic Messages answer as Claude on Bedrock gives it to InvokeModel (no model field, no id prefix). */
+function claudeAnswer(body: Json): { answer: Json; input: number; output: number } | string {
+  if (body['anthropic_version'] !== 'bedrock-2023-05-31') return 'anthropic_version must be bedrock-2023-05-31';
+  const msgs = body['messages'];
+  if (!Array.isArray(msgs) || msgs.length === 0) return 'messages: at least one message is required';
+  if (typeof body['max_tokens'] !== 'number') return 'max_tokens: field required';
+  const last = asObject(msgs.at(-1));
+  const content = last?.['content'];
+  const said = typeof content === 'string' ? content : JSON.stringify(content);
+  const text = `[claude] ${said}`;
+  const input = estimateTokens(msgs);
+  const output = estimateTokens(text);
+  requestCounter += 1;
+  const answer = {
+    id: `msg_bdrk_${requestCounter}`,
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: input, output_tokens: output },
+  };
+  return { answer, input, output };
+}
+
+function tokenHeaders(input: number, output: number): Record<string, string> {
+  return { 'x-amzn-bedrock-input-token-count': String(input), 'x-amzn-bedrock-output-token-count': String(output) };
+}
+
+/** InvokeModelWithResponseStream for Claude: Anthropic's stream events, each JSON in a `chunk` event's bytes. */
+async function invokeStream(options: BedrockFakeOptions, res: ServerResponse, modelId: string, body: Json) {
+  if (!modelId.includes('anthropic.claude')) {
+    return awsError(res, 400, 'ValidationException', `The provided model identifier is invalid: ${modelId}`);
+  }
+  const claude = claudeAnswer(body);
+  if (typeof claude === 'string') return awsError(res, 400, 'ValidationException', claude);
+  const { answer, input, output } = claude;
+  const text = String(asObject((answer['content'] as Json[])[0])?.['text']); // built just above
+  const events: Json[] = [
+    { type: 'message_start', message: { ...answer, content: [], usage: { input_tokens: input, output_tokens: 0 } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    ...(text.match(/\S+\s*/g) ?? []).map((t) => ({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: t },
+    })),
+    { type: 'content_block_stop', index: 0 },
+    {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: output },
+    },
+    {
+      type: 'message_stop',
+      'amazon-bedrock-invocationMetrics': {
+        inputTokenCount: input,
+        outputTokenCount: output,
+        invocationLatency: 12,
+        firstByteLatency: 5,
+      },
+    },
+  ];
+  const failure = options.streamException;
+  options.streamException = undefined;
+  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+  for (const [i, ev] of events.entries()) {
+    res.write(frame('event', 'chunk', { bytes: Buffer.from(JSON.stringify(ev)).toString('base64') }));
+    if (failure && i === 2) {
+      res.write(frame('exception', failure.type, { message: failure.message }));
+      break;
+    }
+    if (options.gapMs) await sleep(options.gapMs);
+  }
+  res.end();
+}
+
 function invoke(res: ServerResponse, modelId: string, body: Json) {
+  if (modelId.includes('anthropic.claude')) {
+    const claude = claudeAnswer(body);
+    if (typeof claude === 'string') return awsError(res, 400, 'ValidationException', claude);
+    return sendJson(res, 200, claude.answer, tokenHeaders(claude.input, claude.output));
+  }
   if (modelId.includes('amazon.titan-embed')) {
     const text = body['inputText'];
     if (typeof text !== 'string' || text === '')
@@ -317,7 +427,13 @@ function validateConverse(body: Json): string | undefined {
 interface ConverseAnswer {
   blocks: Json[];
   stopReason: string;
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+  usage: {
+    inputTokens: number;
+    outputTokens: number;
+    totalTokens: number;
+    cacheReadInputTokens?: number;
+    cacheWriteInputTokens?: number;
+  };
 }
 
 /** Tools yield a toolUse; a toolResult is acknowledged; structured output gets JSON; otherwise echo. */
@@ -352,9 +468,21 @@ function converseAnswer(modelId: string, body: Json): ConverseAnswer {
         : `[${modelId}] ${lastUserText(msgs)}`;
     blocks.push({ text });
   }
+  // Extended thinking (asked for in the model's own fields) comes first, with its signature.
+  if (asObject(body['additionalModelRequestFields'])?.['thinking']) {
+    blocks.unshift({ reasoningContent: { reasoningText: { text: 'Let me think.', signature: 'sig-fake-1' } } });
+  }
   const inputTokens = estimateTokens([body['system'] ?? [], msgs]);
   const outputTokens = estimateTokens(blocks);
-  return { blocks, stopReason, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens } };
+  const usage: ConverseAnswer['usage'] = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+  // A system prompt with a cache point reads its prefix from the cache.
+  const system = Array.isArray(body['system']) ? body['system'] : [];
+  if (system.some((b) => asObject(b)?.['cachePoint'])) {
+    usage.cacheReadInputTokens = 7;
+    usage.cacheWriteInputTokens = 0;
+    usage.totalTokens += 7;
+  }
+  return { blocks, stopReason, usage };
 }
 
 function lastUserText(msgs: Json[]): string {

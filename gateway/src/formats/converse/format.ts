@@ -28,7 +28,9 @@ export const converseFormat: WireFormat = {
   name: 'converse',
   defaultProvider: 'bedrock',
   error(env) {
-    const type = exceptionOf(env.status_code);
+    // An upstream Bedrock exception keeps its own name (ModelErrorException, ...); other errors by status.
+    const upstream = env.error.type;
+    const type = /^[A-Z][A-Za-z]*Exception$/.test(upstream) ? upstream : exceptionOf(env.status_code);
     return {
       status: env.status_code,
       headers: { 'x-amzn-errortype': type, 'x-amzn-requestid': env.event_id },

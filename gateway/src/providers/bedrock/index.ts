@@ -1,6 +1,7 @@
 // The AWS Bedrock provider: Converse / ConverseStream for chat, InvokeModel for Titan and Cohere embeddings,
-// CountTokens. Every request is SigV4-signed with the key's bedrock_key_config. No model list: it lives on
-// another host (the Bedrock control plane) and needs other permissions.
+// CountTokens, and the same-format pass-through for `/cloudconv` callers (native.ts). Every request is
+// SigV4-signed with the key's bedrock_key_config. No model list: it lives on another host (the Bedrock control
+// plane) and needs other permissions.
 import { randomUUID } from 'node:crypto';
 import type { EmbeddingResponse } from '../../schemas/embeddings.ts';
 import { ProviderError } from '../errors.ts';
@@ -18,6 +19,7 @@ import {
   toEmbeddingResponse,
 } from './embeddings.ts';
 import { parseBedrockError } from './errors.ts';
+import { bedrockNativeCalls } from './native.ts';
 import { type BedrockOperation, bedrockModelId, bedrockUrl, signRequest } from './signing.ts';
 import { createStreamTranslator, streamChatChunks } from './stream.ts';
 import type { ConverseResponse, CountTokensAnswer } from './types.ts';
@@ -55,6 +57,8 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 export function createBedrockProvider(name = 'bedrock'): ProviderAdapter {
   return {
     name,
+
+    native: bedrockNativeCalls,
 
     async chat(req, ctx) {
       const res = await post(ctx, 'converse', JSON.stringify(toConverseRequest(req)));

@@ -8,7 +8,12 @@ import type { CallContext, ProviderKey } from '../types.ts';
 
 export const BEDROCK_SIGNING_SERVICE = 'bedrock';
 
-export type BedrockOperation = 'converse' | 'converse-stream' | 'invoke' | 'count-tokens';
+export type BedrockOperation =
+  | 'converse'
+  | 'converse-stream'
+  | 'invoke'
+  | 'invoke-with-response-stream'
+  | 'count-tokens';
 
 type BedrockConfig = NonNullable<ProviderKey['bedrock_key_config']>;
 

@@ -1,11 +1,13 @@
-// The Python frameworks (LangChain's ChatOpenAI, PydanticAI's Agent) against a real gateway with fake
+// The Python frameworks (LangChain's ChatOpenAI and ChatAnthropic, PydanticAI's Agent with its OpenAI and
+// Anthropic models) against a real gateway with fake
 // upstreams: pytest (test/python, in a pinned virtualenv built once under node_modules/.cache) runs with only
 // the gateway's URL and a gateway token in its environment; then the upstreams' records show what reached them.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import { ensureVenv, runBounded, type Venv } from '../harness/python-venv.ts';
@@ -14,11 +16,13 @@ import { atFake } from './providers-helpers.ts';
 const PYTHON_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'python');
 const REQUIREMENTS = join(PYTHON_DIR, 'requirements.txt');
 const OPENAI_KEY = 'sk-openai-frameworks-aaaaaaaaaaaa';
+const ANTHROPIC_KEY = 'sk-ant-frameworks-bbbbbbbbbbbbbbbb';
 const PYTEST_TIMEOUT_MS = 150_000;
 
 let venv: Venv;
 let gw: TestGateway;
 let openai: OpenAIFake;
+let anthropic: AnthropicFake;
 
 beforeAll(async () => {
   venv = ensureVenv({
@@ -27,14 +31,26 @@ beforeAll(async () => {
     revision: createHash('sha256').update(readFileSync(REQUIREMENTS)).digest('hex'),
   });
   openai = await createOpenAIFake().start();
+  anthropic = await createAnthropicFake({ apiKey: ANTHROPIC_KEY }).start();
   gw = await startTestGateway({
-    config: { providers: { openai: atFake(openai.url, { id: 'oa', name: 'oa', value: OPENAI_KEY, models: ['*'] }) } },
+    config: {
+      providers: {
+        openai: atFake(openai.url, { id: 'oa', name: 'oa', value: OPENAI_KEY, models: ['*'] }),
+        anthropic: atFake(anthropic.url, { id: 'an', name: 'an', value: ANTHROPIC_KEY, models: ['*'] }),
+      },
+    },
   });
 }, 420_000);
 
 afterAll(async () => {
   await gw?.close();
   await openai?.stop();
+  await anthropic?.stop();
+});
+
+beforeEach(() => {
+  openai.reset();
+  anthropic.reset();
 });
 
 /** pytest on `files` (relative to test/python) with the gateway in its environment; fails with pytest's output. */
@@ -52,11 +68,21 @@ async function pytest(files: string[]): Promise<void> {
   expect(run.code, `pytest failed:\n${run.output}`).toBe(0);
 }
 
+/** `count` Messages calls reached the anthropic provider, with its key, and the openai provider saw nothing. */
+function expectAnthropicOnly(count: number): void {
+  expect(openai.requests).toHaveLength(0);
+  expect(anthropic.requests).toHaveLength(count);
+  for (const req of anthropic.requests) {
+    expect(req.path).toBe('/v1/messages');
+    expect(req.headers['x-api-key']).toBe(ANTHROPIC_KEY);
+    expect(JSON.stringify(req.headers)).not.toContain(INFERENCE_TOKEN);
+  }
+}
+
 describe('python frameworks through the gateway', () => {
   it(
     'LangChain ChatOpenAI on /langchain/v1: invoke, stream, tool calls',
     async () => {
-      openai.reset();
       await pytest(['test_langchain_openai.py']);
       // Every call reached the openai provider with the provider's key, never the caller's gateway token.
       // invoke, stream, the tool call's two turns, the streamed tool call
@@ -73,11 +99,28 @@ describe('python frameworks through the gateway', () => {
   it(
     'PydanticAI Agent with its OpenAI model on /pydanticai/v1: run, stream, tool call',
     async () => {
-      openai.reset();
       await pytest(['test_pydantic_ai_openai.py']);
       const tools = openai.requests.filter((r) => JSON.stringify(r.json).includes('"role":"tool"'));
       expect(tools).toHaveLength(1);
       for (const req of openai.requests) expect(req.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+    },
+    PYTEST_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    'LangChain ChatAnthropic on /langchain/anthropic: invoke, stream, tool call',
+    async () => {
+      await pytest(['test_langchain_anthropic.py']);
+      expectAnthropicOnly(4); // invoke, stream, the tool call's two turns
+    },
+    PYTEST_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    'PydanticAI Agent with its Anthropic model on /pydanticai/anthropic: run, tool call',
+    async () => {
+      await pytest(['test_pydantic_ai_anthropic.py']);
+      expectAnthropicOnly(3); // the run, the tool call's two turns
     },
     PYTEST_TIMEOUT_MS + 10_000,
   );

@@ -34,3 +34,8 @@ def gateway_key() -> str:
 def echo(model: str, question: str) -> str:
     """What the fake upstreams answer (test/fakes/openai.ts fakeReply)."""
     return f"Echo from {model}: {question}"
+
+
+def anthropic_echo(model: str, question: str) -> str:
+    """What the fake Anthropic upstream answers (test/fakes/anthropic.ts)."""
+    return f"[{model}] {question}"

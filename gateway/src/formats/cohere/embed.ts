@@ -25,7 +25,7 @@ export function toEmbeddingRequest(body: EmbedRequest): EmbeddingRequest {
     );
   }
   const req: EmbeddingRequest = { model: body.model, input: body.texts, encoding_format: 'float' };
-  if (body.output_dimension !== undefined) req.dimensions = body.output_dimension;
+  if (body.output_dimension != null) req.dimensions = body.output_dimension;
   return req;
 }
 

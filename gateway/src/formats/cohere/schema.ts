@@ -33,9 +33,9 @@ export const Message = z.discriminatedUnion('role', [
   }),
   z.looseObject({
     role: z.literal('assistant'),
-    content: z.union([z.string(), z.array(z.discriminatedUnion('type', [Text, Thinking]))]).optional(),
-    tool_plan: z.string().optional(),
-    tool_calls: z.array(ToolCall).optional(),
+    content: z.union([z.string(), z.array(z.discriminatedUnion('type', [Text, Thinking]))]).nullish(),
+    tool_plan: z.string().nullish(),
+    tool_calls: z.array(ToolCall).nullish(),
   }),
   z.looseObject({
     role: z.literal('tool'),
@@ -64,20 +64,20 @@ const Model = z.string().min(1).max(512);
 export const ChatRequest = z.looseObject({
   model: Model,
   messages: z.array(Message).min(1),
-  stream: z.boolean().optional(),
-  tools: z.array(Tool).optional(),
-  strict_tools: z.boolean().optional(),
-  tool_choice: z.enum(['REQUIRED', 'NONE']).optional(),
-  documents: z.array(Document).optional(),
-  response_format: ResponseFormat.optional(),
-  max_tokens: z.number().int().positive().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  p: z.number().min(0).max(1).optional(),
-  k: z.number().int().min(0).max(500).optional(),
-  stop_sequences: z.array(z.string()).max(16).optional(),
-  seed: z.number().int().optional(),
-  frequency_penalty: z.number().min(0).max(1).optional(),
-  presence_penalty: z.number().min(0).max(1).optional(),
+  stream: z.boolean().nullish(),
+  tools: z.array(Tool).nullish(),
+  strict_tools: z.boolean().nullish(),
+  tool_choice: z.enum(['REQUIRED', 'NONE']).nullish(),
+  documents: z.array(Document).nullish(),
+  response_format: ResponseFormat.nullish(),
+  max_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  p: z.number().min(0).max(1).nullish(),
+  k: z.number().int().min(0).max(500).nullish(),
+  stop_sequences: z.array(z.string()).max(16).nullish(),
+  seed: z.number().int().nullish(),
+  frequency_penalty: z.number().min(0).max(1).nullish(),
+  presence_penalty: z.number().min(0).max(1).nullish(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
 
@@ -86,13 +86,13 @@ export const INPUT_TYPES = ['search_document', 'search_query', 'classification',
 
 export const EmbedRequest = z.looseObject({
   model: Model,
-  texts: z.array(z.string()).min(1).max(96).optional(),
-  images: z.array(z.string()).min(1).optional(),
-  inputs: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
+  texts: z.array(z.string()).min(1).max(96).nullish(),
+  images: z.array(z.string()).min(1).nullish(),
+  inputs: z.array(z.record(z.string(), z.unknown())).min(1).nullish(),
   input_type: z.enum(INPUT_TYPES),
-  embedding_types: z.array(z.enum(EMBEDDING_TYPES)).min(1).optional(),
-  output_dimension: z.number().int().positive().optional(),
-  truncate: z.enum(['NONE', 'START', 'END']).optional(),
+  embedding_types: z.array(z.enum(EMBEDDING_TYPES)).min(1).nullish(),
+  output_dimension: z.number().int().positive().nullish(),
+  truncate: z.enum(['NONE', 'START', 'END']).nullish(),
 });
 export type EmbedRequest = z.infer<typeof EmbedRequest>;
 
@@ -100,8 +100,8 @@ export const RerankRequest = z.looseObject({
   model: Model,
   query: z.string().min(1),
   documents: z.array(z.string()).min(1).max(10_000),
-  top_n: z.number().int().positive().optional(),
-  max_tokens_per_doc: z.number().int().positive().optional(),
+  top_n: z.number().int().positive().nullish(),
+  max_tokens_per_doc: z.number().int().positive().nullish(),
 });
 export type RerankRequest = z.infer<typeof RerankRequest>;
 

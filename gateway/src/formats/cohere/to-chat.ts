@@ -89,8 +89,8 @@ export function toChatRequest(body: ChatRequest, stream: boolean): UnifiedReques
     const strict = body.strict_tools === true;
     req.tools = body.tools.map(({ function: fn }) => {
       const f: NonNullable<UnifiedRequest['tools']>[number]['function'] = { name: fn.name };
-      if (fn.description !== undefined) f.description = fn.description;
-      if (fn.parameters !== undefined) f.parameters = fn.parameters;
+      if (fn.description != null) f.description = fn.description;
+      if (fn.parameters != null) f.parameters = fn.parameters;
       if (strict) f.strict = true;
       return { type: 'function', function: f };
     });
@@ -103,12 +103,12 @@ export function toChatRequest(body: ChatRequest, stream: boolean): UnifiedReques
       ? { type: 'json_schema', json_schema: { name: 'response', schema: format.json_schema } }
       : { type: 'json_object' };
   }
-  if (body.max_tokens !== undefined) req.max_tokens = body.max_tokens;
-  if (body.temperature !== undefined) req.temperature = body.temperature;
-  if (body.p !== undefined) req.top_p = body.p;
+  if (body.max_tokens != null) req.max_tokens = body.max_tokens;
+  if (body.temperature != null) req.temperature = body.temperature;
+  if (body.p != null) req.top_p = body.p;
   if (body.stop_sequences && body.stop_sequences.length > 0) req.stop = body.stop_sequences;
-  if (body.seed !== undefined) req.seed = body.seed;
-  if (body.frequency_penalty !== undefined) req.frequency_penalty = body.frequency_penalty;
-  if (body.presence_penalty !== undefined) req.presence_penalty = body.presence_penalty;
+  if (body.seed != null) req.seed = body.seed;
+  if (body.frequency_penalty != null) req.frequency_penalty = body.frequency_penalty;
+  if (body.presence_penalty != null) req.presence_penalty = body.presence_penalty;
   return req;
 }

@@ -16,6 +16,8 @@ export interface Endpoint {
   body: Buffer;
   /** Headers sent besides content-type and accept (e.g. a virtual key). */
   headers?: Record<string, string>;
+  /** A stream is complete when its last bytes hold this: OpenAI's `[DONE]` (the default), Anthropic's `message_stop`. */
+  endMark?: Buffer;
 }
 
 export interface OpenLoopOptions {
@@ -45,7 +47,7 @@ export interface RunStats {
   minSpreadMs: number;
   /** First-to-last chunk spread of each stream, µs. */
   spread: Histogram;
-  /** Streams whose body did not end with `data: [DONE]`. */
+  /** Streams whose body did not end with the endpoint's end mark (`data: [DONE]` by default). */
   incompleteStreams: number;
 }
 
@@ -70,9 +72,11 @@ class Run {
   readonly spread = new Histogram();
   private onIdle: (() => void) | undefined;
   readonly stream: boolean;
+  readonly endMark: Buffer;
 
-  constructor(stream: boolean) {
+  constructor(stream: boolean, endMark: Buffer = DONE_MARK) {
     this.stream = stream;
+    this.endMark = endMark;
   }
 
   get inFlight(): number {
@@ -234,7 +238,7 @@ class Req implements Dispatcher.DispatchHandler {
     this.run.spread.recordMs(spread);
     if (spread < this.run.minSpreadMs) this.run.minSpreadMs = spread;
     const tail = this.prev && this.last ? Buffer.concat([this.prev, this.last]) : this.last;
-    if (tail === undefined || !tail.includes(DONE_MARK)) this.run.incompleteStreams += 1;
+    if (tail === undefined || !tail.includes(this.run.endMark)) this.run.incompleteStreams += 1;
   }
 }
 
@@ -263,7 +267,7 @@ async function closePool(pool: Pool, run: Run): Promise<void> {
 /** Sends `rate` requests per second for `seconds` on a fixed schedule. */
 export async function openLoop(target: Endpoint, options: OpenLoopOptions, stream = false): Promise<RunStats> {
   const pool = makePool(target.origin, options.connections ?? 256);
-  const run = new Run(stream);
+  const run = new Run(stream, target.endMark);
   const total = Math.max(1, Math.round(options.rate * options.seconds));
   const intervalMs = 1000 / options.rate;
   const dispatchOptions: Dispatcher.DispatchOptions = {

@@ -1,9 +1,11 @@
-// A fast OpenAI-compatible upstream for the load benchmark, on bare node:http so it costs as little as
-// possible. POST .../chat/completions answers a fixed chat.completion; with `stream: true` it sends
-// MOCK_STREAM_CHUNKS SSE chunks MOCK_STREAM_GAP_MS apart, then the finish chunk and `data: [DONE]`.
+// A fast OpenAI-compatible and Anthropic-compatible upstream for the load benchmark, on bare node:http so it
+// costs as little as possible. POST .../chat/completions answers a fixed chat.completion; with `stream: true`
+// it sends MOCK_STREAM_CHUNKS SSE chunks MOCK_STREAM_GAP_MS apart, then the finish chunk and `data: [DONE]`.
+// POST /v1/messages is Anthropic's Messages API, with the same timing (mock-anthropic.ts).
 // Run by run.ts as a child process (reports its port over IPC); run alone it prints its address.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerMessages, anthropicFrames, MOCK_TEXT } from './mock-anthropic.ts';
 
 const CHUNKS = Math.max(1, Number(process.env.MOCK_STREAM_CHUNKS ?? 8));
 const GAP_MS = Math.max(0, Number(process.env.MOCK_STREAM_GAP_MS ?? 10));
@@ -19,7 +21,7 @@ const COMPLETION = Buffer.from(
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: 'Hello from the bench mock.', refusal: null },
+        message: { role: 'assistant', content: MOCK_TEXT, refusal: null },
         logprobs: null,
         finish_reason: 'stop',
       },
@@ -52,6 +54,7 @@ for (let i = 0; i < CHUNKS; i++) {
 const FINISH = sse([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
 const USAGE = sse([], { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS });
 const DONE = Buffer.from('data: [DONE]\n\n');
+const ANTHROPIC_FRAMES = anthropicFrames(CHUNKS);
 
 interface ChatBody {
   stream?: unknown;
@@ -93,7 +96,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   const parts: Buffer[] = [];
   req.on('data', (part: Buffer) => parts.push(part));
   req.on('end', () => {
-    if (req.method !== 'POST' || req.url === undefined || !req.url.endsWith('/chat/completions')) {
+    const anthropic = req.url === '/v1/messages';
+    if (req.method !== 'POST' || req.url === undefined || !(anthropic || req.url.endsWith('/chat/completions'))) {
       answer(res, 404, `no route for ${req.method} ${req.url}`);
       return;
     }
@@ -106,6 +110,10 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     }
     if (!isChatBody(body)) {
       answer(res, 400, 'request body is not a JSON object');
+      return;
+    }
+    if (anthropic) {
+      answerMessages(res, body.stream === true, ANTHROPIC_FRAMES, GAP_MS);
       return;
     }
     if (body.stream === true) {

@@ -9,14 +9,29 @@ import {
   governanceNotes,
   governanceTable,
 } from './report-governance.ts';
+import { added, expectedSpreadMs, PERCENTS, type Percent, streamed } from './report-measures.ts';
+import {
+  ANTHROPIC,
+  COMPAT_A,
+  type FormatTargetName,
+  isGatewayProcess,
+  wireChecks,
+  wireNotes,
+  wireTable,
+} from './report-wire.ts';
 
-/** `gateway+governance` is the same gateway process as `gateway`, called with a virtual key. */
-export type TargetName = 'direct' | 'passthrough' | 'gateway' | 'gateway+governance';
+/**
+ * `gateway+governance` is the same gateway process as `gateway`, called with a virtual key; the wire-format
+ * targets (`gateway:compat-a`, `gateway:anthropic`) are that process too, called in another client's format.
+ */
+export type TargetName = 'direct' | 'passthrough' | 'gateway' | 'gateway+governance' | FormatTargetName;
 export const LABELS: Record<TargetName, string> = {
   direct: 'mock, direct',
   passthrough: 'fastify+undici pass-through',
   gateway: 'gateway',
   'gateway+governance': 'gateway+governance',
+  [COMPAT_A]: 'gateway, /compat-a',
+  [ANTHROPIC]: 'gateway, /anthropic',
 };
 
 export interface Phase {
@@ -45,6 +60,8 @@ export interface Results {
   gatewaySkipped: string | undefined;
   /** Why `gateway+governance` was not measured although wanted, if it was not. */
   governanceSkipped: string | undefined;
+  /** Why a wanted wire-format target was not measured (its smoke check failed), by target. */
+  formatsSkipped: Map<TargetName, string>;
   /** How governance was exercised, when `gateway+governance` was measured. */
   governance: GovernanceRun | undefined;
   rates: Map<number, Map<TargetName, Phase>>;
@@ -55,16 +72,6 @@ export interface Results {
 }
 
 const RSS_LIMIT_MB = 200;
-type Percent = 'p50' | 'p99';
-const PERCENTS: readonly Percent[] = ['p50', 'p99'];
-
-/** Added latency of `target` over direct-to-mock at one rate, µs, or undefined if either is missing. */
-function added(phases: Map<TargetName, Phase> | undefined, target: TargetName, p: Percent): number | undefined {
-  const t = phases?.get(target);
-  const d = phases?.get('direct');
-  if (t === undefined || d === undefined) return undefined;
-  return t.stats.latency.percentile(p === 'p50' ? 50 : 99) - d.stats.latency.percentile(p === 'p50' ? 50 : 99);
-}
 
 function latencyTable(r: Results): string {
   const rows: string[][] = [];
@@ -121,7 +128,7 @@ function saturationTable(r: Results): string {
     const phase = r.saturation.get(target);
     if (phase === undefined) return [LABELS[target], 'not yet measured', '', '', '', '', ''];
     const s = phase.stats.latency.summary();
-    const isGateway = target === 'gateway' || target === GOVERNED;
+    const isGateway = isGatewayProcess(target);
     const vsPt = isGateway && pt !== undefined ? fmtRatio(ratio(phase.stats.throughput, pt)) : '';
     return [
       LABELS[target],
@@ -137,27 +144,15 @@ function saturationTable(r: Results): string {
 }
 
 function memoryTable(r: Results): string {
-  // The governed target is the gateway's own process: one row.
+  // The governed and wire-format targets are the gateway's own process: one row.
   const rows = r.targets
-    .filter((t) => t !== GOVERNED)
+    .filter((t) => t === 'gateway' || !isGatewayProcess(t))
     .map((target) => {
       const name = target === 'direct' ? 'mock upstream' : LABELS[target];
       if (!r.rssPeak.has(target) && !r.rssIdle.has(target)) return [name, 'not yet measured', ''];
       return [name, mb(r.rssIdle.get(target)), mb(r.rssPeak.get(target))];
     });
   return table(['process', 'RSS after start, MB', 'peak RSS under load, MB'], rows);
-}
-
-function expectedSpreadMs(s: Settings): number {
-  return (s.streamChunks - 1) * s.streamGapMs;
-}
-
-/** A buffering hop delivers every chunk at once: the typical stream keeps >= 80 % of the spread sent. */
-function streamed(phase: Phase | undefined, s: Settings): boolean {
-  if (phase === undefined) return false;
-  const st = phase.stats;
-  const typical = st.spread.percentile(50) / 1000;
-  return st.errors === 0 && st.incompleteStreams === 0 && typical >= 0.8 * expectedSpreadMs(s);
 }
 
 function streamingTable(r: Results): string {
@@ -214,6 +209,7 @@ export function checks(r: Results): Check[] {
     });
   }
   if (r.targets.includes(GOVERNED)) out.push(...governanceChecks(r));
+  out.push(...wireChecks(r));
   const gwSat = r.saturation.get('gateway')?.stats.throughput;
   const ptSat = r.saturation.get('passthrough')?.stats.throughput;
   const satRatio = gwSat === undefined || ptSat === undefined ? undefined : ratio(gwSat, ptSat);
@@ -286,6 +282,9 @@ export function render(r: Results): string {
     memoryTable(r),
     `### Streaming (${s.streamRate} streams/s for ${s.streamSeconds} s; ${s.streamChunks} chunks ${s.streamGapMs} ms apart)`,
     streamingTable(r),
+    ...(r.targets.some((t) => t === COMPAT_A || t === ANTHROPIC)
+      ? ['### Wire formats: added latency against `/v1` (same gateway process, same mock)', wireTable(r), wireNotes(r)]
+      : []),
     '### Targets',
     table(
       ['target', 'measured', 'limit', 'result'],

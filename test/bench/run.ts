@@ -5,7 +5,8 @@
 // BENCH_ROUNDS, BENCH_STREAM_RATE, BENCH_STREAM_SECONDS, BENCH_STREAM_CHUNKS, BENCH_STREAM_GAP_MS, BENCH_TARGETS,
 // BENCH_DB=postgres (gateway on a throwaway Postgres and Redis instead of PGlite and the in-process
 // coordinator), BENCH_CPU_PROF=1 (or --cpu-prof). `gateway+governance` is the same gateway process called
-// with a virtual key that has a budget and a rate limit (governance.ts).
+// with a virtual key that has a budget and a rate limit (governance.ts); `gateway:compat-a` and
+// `gateway:anthropic` are that process called in another client's wire format (wire-formats.ts).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,9 @@ import { readEvidence, setUpGovernance } from './governance.ts';
 import { closedLoop, type Endpoint, mergeStats, openLoop, type RunStats } from './loadgen.ts';
 import { cpuMs, exited, forkServer, killAllNow, RssSampler, rssBytes, type Spawned, stop } from './procs.ts';
 import { GOVERNED, LABELS, type Phase, type Results, render, type Settings, type TargetName } from './report.ts';
+import { FORMAT_TARGETS, type FormatTargetName } from './report-wire.ts';
 import { ADMIN_KEY, startGateway } from './start-gateway.ts';
+import { checkFormat, FORMAT_REQUESTS } from './wire-formats.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -50,10 +53,17 @@ let postgres: PostgresServer | undefined;
 let redis: RedisServer | undefined;
 /** Removed at the end, whatever happened (the CPU profile directory is kept). */
 const tempDirs: string[] = [];
-const wanted = (process.env.BENCH_TARGETS ?? `direct,passthrough,gateway,${GOVERNED}`).split(',').map((t) => t.trim());
+const ALL_TARGETS: readonly TargetName[] = ['direct', 'passthrough', 'gateway', GOVERNED, ...FORMAT_TARGETS];
+const wanted = (process.env.BENCH_TARGETS ?? ALL_TARGETS.join(',')).split(',').map((t) => t.trim());
+for (const name of wanted) {
+  if (!ALL_TARGETS.some((t) => t === name))
+    throw new Error(`BENCH_TARGETS: unknown target "${name}"; known: ${ALL_TARGETS.join(', ')}`);
+}
 /** gateway+governance is measured against the plain gateway, so it brings the gateway along. */
 const wantsGoverned = wanted.includes(GOVERNED);
-const wantsGateway = wanted.includes('gateway') || wantsGoverned;
+/** The wire-format targets are compared with `/v1` (the plain gateway), so they bring it along too. */
+const wantedFormats = FORMAT_TARGETS.filter((t) => wanted.includes(t));
+const wantsGateway = wanted.includes('gateway') || wantsGoverned || wantedFormats.length > 0;
 const MODEL = 'openai/gpt-4o-mini';
 const rounds = Math.round(num('BENCH_ROUNDS', 5));
 const PAUSE_MS = 200;
@@ -105,6 +115,18 @@ interface Target {
   pid: number;
   json: Endpoint;
   stream: Endpoint;
+}
+
+/** The gateway process called in another client's wire format (wire-formats.ts). */
+function formatTarget(name: FormatTargetName, pid: number, port: number): Target {
+  const origin = `http://127.0.0.1:${port}`;
+  const { path, headers, endMark, body } = FORMAT_REQUESTS[name];
+  return {
+    name,
+    pid,
+    json: { origin, path, body: body(false), headers, endMark },
+    stream: { origin, path, body: body(true), headers, endMark },
+  };
 }
 
 function chatBody(model: string, stream: boolean): Buffer {
@@ -177,6 +199,7 @@ async function main(): Promise<void> {
     targets: [],
     gatewaySkipped: undefined,
     governanceSkipped: undefined,
+    formatsSkipped: new Map(),
     governance: undefined,
     rates: new Map(),
     saturation: new Map(),
@@ -235,6 +258,15 @@ async function main(): Promise<void> {
           log(`SKIPPING the ${GOVERNED} target: ${governed.reason}`);
         }
       }
+      for (const name of wantedFormats) {
+        // A route still being built answers 404: the run measures the others and says why.
+        const problem = await checkFormat(gatewayOrigin, name);
+        if (problem === undefined) targets.push(formatTarget(name, gateway.pid, port));
+        else {
+          results.formatsSkipped.set(name, problem);
+          log(`SKIPPING the ${name} target: ${problem}`);
+        }
+      }
     } else {
       results.gatewaySkipped = started.reason;
       log(`SKIPPING the gateway target: ${started.reason}`);
@@ -245,6 +277,7 @@ async function main(): Promise<void> {
   if (wanted.includes('passthrough')) results.targets.push('passthrough');
   if (wantsGateway) results.targets.push('gateway');
   if (wantsGoverned) results.targets.push(GOVERNED);
+  results.targets.push(...wantedFormats);
 
   for (const t of targets) {
     const rss = await rssBytes(t.pid);
@@ -332,7 +365,7 @@ async function stopServices(): Promise<void> {
 }
 
 // Bounded: whatever happens, children are killed and the run ends.
-const targetCount = 4; // at most: direct, pass-through, gateway, gateway+governance
+const targetCount = ALL_TARGETS.length; // at most
 const budgetS =
   targetCount * (warmupSeconds + 3 + settings.saturationSeconds + settings.streamSeconds) +
   (settings.rates.length + 2) * targetCount * rounds * 0.5 +

@@ -84,10 +84,11 @@ export async function* toGenaiEvents(chunks: AsyncIterable<ChatChunk>): AsyncGen
   let meta = { responseId: '', modelVersion: '' };
   for await (const chunk of chunks) {
     meta = { responseId: chunk.id, modelVersion: chunk.model };
-    if (chunk.usage && held) {
+    if (chunk.usage && held && chunk.choices.length === 0) {
       held['usageMetadata'] = toUsageMetadata(chunk.usage);
       yield held;
       held = undefined;
+      continue;
     }
     const candidates: JsonObject[] = [];
     for (const choice of chunk.choices) {

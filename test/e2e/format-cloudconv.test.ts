@@ -247,13 +247,10 @@ describe('InvokeModel and CountTokens through the AWS SDK', () => {
     expect(fake.last().path).toBe(`/model/${encodeURIComponent(MODEL)}/invoke`);
   });
 
-  it('InvokeModelWithResponseStream re-frames the chunk events', async () => {
+  it('InvokeModelWithResponseStream re-frames the chunk events (a body sent without contentType too)', async () => {
+    // Without contentType the SDK sends application/octet-stream; Bedrock reads it as JSON.
     const res = await bedrockClient(gw).send(
-      new InvokeModelWithResponseStreamCommand({
-        modelId: MODEL,
-        contentType: 'application/json',
-        body: JSON.stringify(claudeBody),
-      }),
+      new InvokeModelWithResponseStreamCommand({ modelId: MODEL, body: JSON.stringify(claudeBody) }),
     );
     const events: Json[] = [];
     for await (const ev of res.body ?? []) {

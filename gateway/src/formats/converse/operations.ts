@@ -2,7 +2,7 @@
 // CountTokens): validated, then served natively by the bedrock provider (the caller's body as it came, only the
 // model id in the path rewritten) and, for Converse and CountTokens, through the unified chat schema by the
 // other providers; streamed as AWS event-stream messages.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { formatIssues, issueParam } from '../../config/issues.ts';
 import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
 import { GatewayError } from '../../http/errors.ts';
@@ -159,6 +159,14 @@ function eventStreamCodec<Req>(
   };
 }
 
+const MODEL_PARAM = z.object({
+  modelId: z
+    .string()
+    .min(1)
+    .max(2048)
+    .describe('a Bedrock model id, inference-profile ARN, key alias or `<provider>/<model>`, percent-encoded'),
+});
+
 const MODEL_PARAM_DOC =
   'The model id is in the path (percent-encoded; an inference-profile ARN works): a bare id goes to the `bedrock` ' +
   'provider, `<provider>/<model>` to any provider.';
@@ -176,6 +184,7 @@ function doc(
     summary,
     description: `${MODEL_PARAM_DOC} ${description}`,
     tags: ['Bedrock runtime'],
+    params: MODEL_PARAM,
     body,
     bodyExamples: [example],
     responses: { 200: ok },

@@ -11,6 +11,7 @@ import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import { ensureVenv, runBounded, type Venv } from '../harness/python-venv.ts';
+import { createVk, json, pc, waitFor } from './governance-helpers.ts';
 import { atFake } from './providers-helpers.ts';
 
 const PYTHON_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'python');
@@ -23,6 +24,8 @@ let venv: Venv;
 let gw: TestGateway;
 let openai: OpenAIFake;
 let anthropic: AnthropicFake;
+/** A virtual key allowed the openai provider only. */
+let vk: { id: string; value: string };
 
 beforeAll(async () => {
   venv = ensureVenv({
@@ -40,6 +43,7 @@ beforeAll(async () => {
       },
     },
   });
+  vk = await createVk(gw, { provider_configs: [pc('openai')] });
 }, 420_000);
 
 afterAll(async () => {
@@ -61,11 +65,21 @@ async function pytest(files: string[]): Promise<void> {
     {
       cwd: PYTHON_DIR,
       timeoutMs: PYTEST_TIMEOUT_MS,
-      env: { GATEWAY_URL: gw.url, GATEWAY_KEY: INFERENCE_TOKEN, PYTHONDONTWRITEBYTECODE: '1' },
+      env: {
+        GATEWAY_URL: gw.url,
+        GATEWAY_KEY: INFERENCE_TOKEN,
+        GATEWAY_VIRTUAL_KEY: vk.value,
+        PYTHONDONTWRITEBYTECODE: '1',
+      },
     },
   );
   expect(run.timedOut, `pytest timed out:\n${run.output}`).toBe(false);
   expect(run.code, `pytest failed:\n${run.output}`).toBe(0);
+}
+
+/** The rows of a /api/logs page. */
+function logRows(page: Record<string, unknown>): unknown[] {
+  return Array.isArray(page['logs']) ? page['logs'] : [];
 }
 
 /** `count` Messages calls reached the anthropic provider, with its key, and the openai provider saw nothing. */
@@ -121,6 +135,23 @@ describe('python frameworks through the gateway', () => {
     async () => {
       await pytest(['test_pydantic_ai_anthropic.py']);
       expectAnthropicOnly(3); // the run, the tool call's two turns
+    },
+    PYTEST_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    'a virtual key as the API key: its provider runs and is logged under it, another provider is refused',
+    async () => {
+      await pytest(['test_virtual_key.py']);
+      expect(anthropic.requests).toHaveLength(0);
+      expect(openai.requests).toHaveLength(1);
+      const successes = await waitFor(
+        async () => logRows(await json(await gw.admin(`/api/logs?virtual_key_id=${vk.id}&status=success`))),
+        (rows) => rows.length > 0,
+      );
+      expect(successes).toEqual([
+        expect.objectContaining({ provider: 'openai', resolved_model_used: 'gpt-4o-mini', virtual_key_id: vk.id }),
+      ]);
     },
     PYTEST_TIMEOUT_MS + 10_000,
   );

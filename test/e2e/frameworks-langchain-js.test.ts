@@ -10,7 +10,6 @@ import { type AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/
 import { tool } from '@langchain/core/tools';
 import { ChatGoogleGenerativeAI } from '@langchain/google-genai';
 import { ChatOpenAI } from '@langchain/openai';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
@@ -224,14 +223,14 @@ describe('ChatGoogleGenerativeAI on /langchain/genai', () => {
 describe('ChatBedrockConverse on /langchain/cloudconv', () => {
   const model = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
   // @langchain/aws builds an https endpoint from `endpointHost` and overrides `clientOptions.endpoint`, so the
-  // client is passed in: the AWS SDK's own bearer-token support (`token`), the gateway as endpoint.
+  // client is passed in: the gateway as endpoint, the AWS SDK's own bearer-token auth (which it prefers only when
+  // told: without `authSchemePreference` it looks for SigV4 credentials first), its default HTTP/2 handler.
   const client = () =>
     new BedrockRuntimeClient({
       endpoint: `${gw.url}/langchain/cloudconv`,
       region: 'us-east-1',
       token: { token: INFERENCE_TOKEN },
       authSchemePreference: ['httpBearerAuth'],
-      requestHandler: new NodeHttpHandler(),
       maxAttempts: 1,
     });
   chatModelCases({

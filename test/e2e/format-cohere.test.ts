@@ -301,6 +301,24 @@ describe('chat, across formats', () => {
   });
 });
 
+describe('fallbacks', () => {
+  it('the x-gateway-fallbacks header moves a failed cohere call to another provider, answered in Cohere’s shape', async () => {
+    cohere.script({ status: 503, body: { message: 'overloaded' } });
+    const res = await client.chat(
+      { model: MODEL, messages: [{ role: 'user', content: 'hello there' }] },
+      { headers: { 'x-gateway-fallbacks': 'openai/gpt-4o-mini' } },
+    );
+    expect(res.finishReason).toBe('COMPLETE');
+    expect((res as unknown as Json)['extra_fields']).toMatchObject({
+      provider: 'openai',
+      original_model_requested: MODEL,
+      resolved_model_used: 'gpt-4o-mini',
+    });
+    expect(cohere.requests).toHaveLength(1);
+    expect(openai.requests).toHaveLength(1);
+  });
+});
+
 describe('embed', () => {
   it('passes through to cohere with input_type and every embedding type', async () => {
     const res = await client.embed({

@@ -17,8 +17,8 @@ const ROUTES: Record<'gateway' | FormatTargetName, string> = {
 };
 
 /**
- * How much more a format's p50 may be than `/v1`'s at the same rate, µs: the run-to-run spread of the
- * difference between two targets of the same process (docs/benchmarks.md, "Wire formats").
+ * How much more a format's p50 may be than `/v1`'s at the same rate, µs: on the quiet machine the added
+ * p50 of one target moved by up to 0.084 ms between full runs (docs/benchmarks.md, "Wire formats").
  */
 export const FORMAT_NOISE_ALLOWANCE_US = 100;
 
@@ -85,19 +85,41 @@ export function wireNotes(r: Results): string {
   return lines.join('\n\n');
 }
 
+/** Max minus min of the per-round p50s, µs (0 with fewer than two rounds). */
+function roundSpread(phase: Phase | undefined): number {
+  const p50s = phase?.roundP50sUs ?? [];
+  return p50s.length < 2 ? 0 : Math.max(...p50s) - Math.min(...p50s);
+}
+
+/**
+ * Met when the format's p50 is within the allowance of `/v1`'s at every rate. A larger difference counts
+ * against the format only if `/v1` itself held still within the allowance from round to round; otherwise
+ * the machine moved more than the allowance and the check is inconclusive (rerun on a quiet machine).
+ */
 function latencyCheck(r: Results, target: FormatTargetName): Check {
   const name = `${ROUTES[target]}: added p50 vs /v1 at every rate`;
   const limit = `<= /v1's ${signedMs(FORMAT_NOISE_ALLOWANCE_US)} ms`;
-  const diffs: { rate: number; us: number }[] = [];
+  const diffs: { rate: number; us: number; noiseUs: number }[] = [];
   for (const [rate, phases] of r.rates) {
     const mine = phases.get(target)?.stats.latency.percentile(50);
-    const v1 = phases.get('gateway')?.stats.latency.percentile(50);
+    const v1 = phases.get('gateway');
     // Both are measured against the same mock in the same rounds: the direct-to-mock figure cancels.
-    if (mine !== undefined && v1 !== undefined) diffs.push({ rate, us: mine - v1 });
+    if (mine !== undefined && v1 !== undefined)
+      diffs.push({ rate, us: mine - v1.stats.latency.percentile(50), noiseUs: roundSpread(v1) });
   }
   if (diffs.length === 0) return { name, measured: 'not measured', limit, met: undefined };
-  const measured = `${diffs.map((d) => signedMs(d.us)).join(' / ')} ms at ${diffs.map((d) => d.rate).join(' / ')} req/s`;
-  return { name, measured, limit, met: diffs.every((d) => d.us <= FORMAT_NOISE_ALLOWANCE_US) };
+  const over = diffs.filter((d) => d.us > FORMAT_NOISE_ALLOWANCE_US);
+  const noisy = over.filter((d) => d.noiseUs > FORMAT_NOISE_ALLOWANCE_US);
+  const inconclusive = over.length > 0 && noisy.length === over.length;
+  const figures =
+    `${diffs.map((d) => signedMs(d.us)).join(' / ')} ms at ${diffs.map((d) => d.rate).join(' / ')} req/s` +
+    ` (/v1's p50 moved ${diffs.map((d) => ms(d.noiseUs)).join(' / ')} ms between rounds)`;
+  return {
+    name,
+    measured: inconclusive ? `inconclusive: ${figures}` : figures,
+    limit,
+    met: inconclusive ? undefined : over.length === 0,
+  };
 }
 
 /**

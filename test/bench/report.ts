@@ -38,6 +38,8 @@ export interface Phase {
   stats: RunStats;
   /** CPU time of the process under test (the mock for `direct`) per completed request, µs. */
   cpuUsPerReq: number;
+  /** p50 of each interleaved round's slice, µs: how much the same target moved within the run (noise). */
+  roundP50sUs: number[];
 }
 
 export interface Settings {

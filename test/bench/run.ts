@@ -164,14 +164,15 @@ async function interleaved(
   what: string,
   slice: (t: Target, share: number) => Promise<RunStats>,
 ): Promise<Map<TargetName, Phase>> {
-  const slices = new Map<TargetName, { stats: RunStats[]; cpuMs: number }>();
+  const slices = new Map<TargetName, { stats: RunStats[]; cpuMs: number; p50s: number[] }>();
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
       const before = await cpuMs(t.pid);
       const stats = await measure(t, slice(t, 1 / rounds));
       const after = await cpuMs(t.pid);
-      const entry = slices.get(t.name) ?? { stats: [], cpuMs: 0 };
+      const entry = slices.get(t.name) ?? { stats: [], cpuMs: 0, p50s: [] };
       entry.stats.push(stats);
+      if (stats.ok > 0) entry.p50s.push(stats.latency.percentile(50));
       entry.cpuMs += after - before;
       slices.set(t.name, entry);
       await sleep(PAUSE_MS);
@@ -180,7 +181,8 @@ async function interleaved(
   const phases = new Map<TargetName, Phase>();
   for (const [name, entry] of slices) {
     const stats = mergeStats(entry.stats);
-    phases.set(name, { stats, cpuUsPerReq: stats.ok > 0 ? (entry.cpuMs * 1000) / stats.ok : Number.NaN });
+    const cpuUsPerReq = stats.ok > 0 ? (entry.cpuMs * 1000) / stats.ok : Number.NaN;
+    phases.set(name, { stats, cpuUsPerReq, roundP50sUs: entry.p50s });
     const s = stats.latency.summary();
     const first = stats.firstChunk.count > 0 ? `, first chunk p50 ${stats.firstChunk.percentile(50) / 1000} ms` : '';
     const error = stats.firstError ? ` (${stats.firstError})` : '';

@@ -27,6 +27,13 @@ def gateway_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def gateway_tls_url() -> str:
+    """The same gateway configuration behind TLS (its certificate in AWS_CA_BUNDLE): botocore sends bearer tokens
+    over HTTPS only."""
+    return _required("GATEWAY_TLS_URL").rstrip("/")
+
+
+@pytest.fixture(scope="session")
 def gateway_key() -> str:
     return _required("GATEWAY_KEY")
 
@@ -39,3 +46,20 @@ def echo(model: str, question: str) -> str:
 def anthropic_echo(model: str, question: str) -> str:
     """What the fake Anthropic upstream answers (test/fakes/anthropic.ts)."""
     return f"[{model}] {question}"
+
+
+def merged(chunks: list) -> object:
+    """A LangChain stream's chunks added up, as LangChain merges them."""
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole = whole + chunk
+    return whole
+
+
+def text_of(message: object) -> str:
+    """The text of a LangChain message whose content is a string or a list of content blocks."""
+    content = getattr(message, "content")
+    if isinstance(content, str):
+        return content
+    parts = [b if isinstance(b, str) else b.get("text", "") if b.get("type") == "text" else "" for b in content]
+    return "".join(parts)

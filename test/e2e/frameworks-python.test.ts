@@ -69,7 +69,7 @@ beforeAll(async () => {
   tlsDir = await tempDir('gw-frameworks-tls-');
   tlsGw = await startTestGateway({ config, env: selfSignedTls(tlsDir.path) });
   vk = await createVk(gw, { provider_configs: [pc('openai')] });
-}, 420_000);
+}, 480_000); // venv creation (120 s) and pip install (300 s) are bounded, once per cache
 
 afterAll(async () => {
   await gw?.close();
@@ -118,6 +118,9 @@ async function pytest(files: string[]): Promise<void> {
         GATEWAY_TLS_URL: tlsGw.url,
         AWS_CA_BUNDLE: join(tlsDir.path, 'cert.pem'),
         PYTHONDONTWRITEBYTECODE: '1',
+        // The gateway is on loopback: never through a proxy the environment may name.
+        NO_PROXY: '127.0.0.1,localhost',
+        no_proxy: '127.0.0.1,localhost',
       },
     },
   );

@@ -176,17 +176,19 @@ describe('ChatOpenAI on /langchain/v1', () => {
   });
 });
 
+const chatAnthropic = (model: string) =>
+  new ChatAnthropic({
+    model,
+    apiKey: INFERENCE_TOKEN,
+    anthropicApiUrl: `${gw.url}/langchain/anthropic`,
+    maxRetries: 0,
+    maxTokens: 256,
+  });
+
 describe('ChatAnthropic on /langchain/anthropic', () => {
   const model = 'claude-sonnet-4-5';
   chatModelCases({
-    llm: () =>
-      new ChatAnthropic({
-        model,
-        apiKey: INFERENCE_TOKEN,
-        anthropicApiUrl: `${gw.url}/langchain/anthropic`,
-        maxRetries: 0,
-        maxTokens: 256,
-      }),
+    llm: () => chatAnthropic(model),
     fake: () => anthropic,
     reply: (q) => `[${model}] ${q}`,
     toolArgs: { query: 'fake' },
@@ -220,21 +222,26 @@ describe('ChatGoogleGenerativeAI on /langchain/genai', () => {
   });
 });
 
-describe('ChatBedrockConverse on /langchain/cloudconv', () => {
-  const model = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
-  // @langchain/aws builds an https endpoint from `endpointHost` and overrides `clientOptions.endpoint`, so the
-  // client is passed in: the gateway as endpoint, the AWS SDK's own bearer-token auth (which it prefers only when
-  // told: without `authSchemePreference` it looks for SigV4 credentials first), its default HTTP/2 handler.
-  const client = () =>
-    new BedrockRuntimeClient({
+// @langchain/aws builds an https endpoint from `endpointHost` and overrides `clientOptions.endpoint`, so the
+// client is passed in: the gateway as endpoint, the AWS SDK's own bearer-token auth (which it prefers only when
+// told: without `authSchemePreference` it looks for SigV4 credentials first), its default HTTP/2 handler.
+const chatBedrock = (model: string) =>
+  new ChatBedrockConverse({
+    model,
+    region: 'us-east-1',
+    client: new BedrockRuntimeClient({
       endpoint: `${gw.url}/langchain/cloudconv`,
       region: 'us-east-1',
       token: { token: INFERENCE_TOKEN },
       authSchemePreference: ['httpBearerAuth'],
       maxAttempts: 1,
-    });
+    }),
+  });
+
+describe('ChatBedrockConverse on /langchain/cloudconv', () => {
+  const model = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
   chatModelCases({
-    llm: () => new ChatBedrockConverse({ model, region: 'us-east-1', client: client() }),
+    llm: () => chatBedrock(model),
     fake: () => bedrock,
     reply: (q) => `[${model}] ${q}`,
     toolArgs: { query: 'fake' },
@@ -244,5 +251,22 @@ describe('ChatBedrockConverse on /langchain/cloudconv', () => {
       // The gateway signs with the provider's credentials (SigV4), never the caller's bearer token.
       expect(String(req.headers.authorization)).toContain(`Credential=${ACCESS_KEY}/`);
     },
+  });
+});
+
+describe('<provider>/<model> through a native format: translated to that provider', () => {
+  it.each([
+    ['ChatAnthropic', chatAnthropic],
+    ['ChatBedrockConverse', chatBedrock],
+  ])('%s with openai/gpt-4o-mini: invoke and stream reach openai', async (_name, make) => {
+    const answer = await make('openai/gpt-4o-mini').invoke('hello there');
+    expect(textOf(answer.content)).toBe(fakeReply('gpt-4o-mini', 'hello there'));
+    const { whole } = await merged(await make('openai/gpt-4o-mini').stream('stream this please'));
+    expect(textOf(whole.content)).toBe(fakeReply('gpt-4o-mini', 'stream this please'));
+    expectOnly(openai, 2, (req) => {
+      expect(req.path).toBe('/v1/chat/completions');
+      expect(req.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+      expect(upstreamJson(req)['model']).toBe('gpt-4o-mini');
+    });
   });
 });

@@ -128,6 +128,11 @@ async function pytest(files: string[]): Promise<void> {
   expect(run.code, `pytest failed:\n${run.output}`).toBe(0);
 }
 
+/** The model of the JSON body an upstream received. */
+function upstreamModel(req: RecordedRequest): unknown {
+  return req.json && typeof req.json === 'object' ? Reflect.get(req.json, 'model') : undefined;
+}
+
 /** The rows of a /api/logs page. */
 function logRows(page: Record<string, unknown>): unknown[] {
   return Array.isArray(page['logs']) ? page['logs'] : [];
@@ -253,6 +258,20 @@ describe('python frameworks through the gateway', () => {
     async () => {
       await pytest(['test_pydantic_ai_bedrock.py']);
       expectOnly(bedrock, 3, bedrockCall); // the run, the tool call's two turns
+    },
+    PYTEST_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    '<provider>/<model> through the frameworks: Gemini and Anthropic formats to openai, OpenAI format to anthropic',
+    async () => {
+      await pytest(['test_cross_provider.py']);
+      expect(gemini.requests).toHaveLength(0);
+      expect(bedrock.requests).toHaveLength(0);
+      expect(openai.requests).toHaveLength(3); // Gemini format: invoke and stream; Anthropic format: invoke
+      for (const req of openai.requests) expect(upstreamModel(req)).toBe('gpt-4o-mini');
+      expect(anthropic.requests).toHaveLength(1);
+      expect(upstreamModel(anthropic.last())).toBe('claude-sonnet-4-5');
     },
     PYTEST_TIMEOUT_MS + 10_000,
   );

@@ -2,7 +2,7 @@
 // alike; rebuilt after `npm ci`) with pinned packages from PyPI, and a bounded run of a program inside one.
 // `make test` is the whole setup: a venv that is missing, half-built or of another revision is rebuilt.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -36,11 +36,21 @@ export function ensureVenv(spec: VenvSpec): Venv {
   const venv: Venv = { dir, bin: (name) => join(dir, 'bin', name) };
   // The stamp is written last, so a venv whose install was interrupted is rebuilt.
   const stamp = join(dir, 'gateway-venv-revision');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === spec.revision) return venv;
-  rmSync(dir, { recursive: true, force: true });
+  const current = (): boolean => existsSync(stamp) && readFileSync(stamp, 'utf8') === spec.revision;
+  if (current()) return venv;
   mkdirSync(CACHE, { recursive: true });
+  // Two test runs in one tree (or two workers) must not build the same venv at once: the second waits, then
+  // finds it built.
+  withLock(`${dir}.lock`, (spec.installTimeoutMs ?? 300_000) + 180_000, () => {
+    if (!current()) build(spec, venv, stamp);
+  });
+  return venv;
+}
+
+function build(spec: VenvSpec, venv: Venv, stamp: string): void {
+  rmSync(venv.dir, { recursive: true, force: true });
   const python = process.env['PYTHON'] ?? 'python3';
-  const created = runSync(python, ['-m', 'venv', dir], 120_000);
+  const created = runSync(python, ['-m', 'venv', venv.dir], 120_000);
   if (!created.ok) {
     throw new Error(`${python} -m venv failed (Debian/Ubuntu: apt-get install python3-venv):\n${created.output}`);
   }
@@ -51,7 +61,28 @@ export function ensureVenv(spec: VenvSpec): Venv {
   );
   if (!install.ok) throw new Error(`pip install ${spec.install.join(' ')} failed:\n${install.output}`);
   writeFileSync(stamp, spec.revision);
-  return venv;
+}
+
+/** Runs `fn` holding an exclusive lock file; a lock older than `staleMs` is a crashed holder's and is taken over. */
+function withLock(lock: string, staleMs: number, fn: () => void): void {
+  const deadline = Date.now() + staleMs + 60_000;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // an fs error carries its code
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > staleMs) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500); // a synchronous sleep
+    }
+  }
+  try {
+    fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
 }
 
 export interface ProgramRun {

@@ -26,7 +26,9 @@ export interface Venv {
 }
 
 function runSync(cmd: string, args: string[], timeoutMs: number): { ok: boolean; output: string } {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs });
+  // CI runs as root: pip's warning about it says nothing here (the venv is the isolation it asks for).
+  const env = { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' };
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs, env });
   return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
 }
 

@@ -36,11 +36,29 @@ function send(method: string, target: string, headers: Record<string, string> = 
   return rawRequest(gw.url, lines.join('\r\n'), hasBody ? '{}' : '');
 }
 
+/**
+ * A refusal for missing credentials, in the shape of the route's wire format: the gateway envelope (`/v1`, `/api`,
+ * the OpenAI format), Anthropic's, Google's, Bedrock's or Cohere's error body.
+ */
 function expectAuthError(res: RawResponse, what: string): void {
   expect(res.status, what).toBe(401);
-  const body = JSON.parse(res.body) as { error: { code: string }; is_gateway_error: boolean };
-  expect(body.error.code, what).toBe('authentication_failed');
-  expect(body.is_gateway_error, what).toBe(true);
+  const body = JSON.parse(res.body) as {
+    error?: { code?: unknown; type?: unknown; status?: unknown };
+    is_gateway_error?: unknown;
+    type?: unknown;
+    message?: unknown;
+  };
+  const shape =
+    body.is_gateway_error === true
+      ? body.error?.code === 'authentication_failed'
+      : body.type === 'error'
+        ? body.error?.type === 'authentication_error' // Anthropic
+        : body.error?.status !== undefined
+          ? body.error.status === 'UNAUTHENTICATED' // Google
+          : body.type !== undefined
+            ? body.type === 'UnrecognizedClientException' // Bedrock
+            : typeof body.message === 'string'; // Cohere
+  expect(shape, `${what}: ${res.body.slice(0, 200)}`).toBe(true);
 }
 
 describe('route census', () => {

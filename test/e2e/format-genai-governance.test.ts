@@ -142,6 +142,7 @@ describe('request logs of /genai', () => {
     expect(await logOf(env.gw, embed.headers.get('x-gateway-request-id'))).toMatchObject({
       original_model_requested: 'openai/text-embedding-3-small',
       resolved_model_used: 'text-embedding-3-small',
+      request_type: 'embedding',
     });
   });
 

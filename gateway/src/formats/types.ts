@@ -47,6 +47,11 @@ export interface Decoded<Req> {
   stream: boolean;
   /** Overrides the format's default provider for this route (Azure deployment paths go to `azure`). */
   defaultProvider?: string | undefined;
+  /**
+   * Overrides the operation's request type in logs and metrics, for a route that serves several operations
+   * (Gemini's `{model}:{method}`: `embedding` for `:embedContent`).
+   */
+  requestType?: string | undefined;
 }
 
 /** Bytes of one framed stream piece (an SSE event, an AWS event-stream message, a JSON-array element). */
@@ -54,6 +59,8 @@ export type Frame = string | Uint8Array;
 
 /** Encodes one streamed answer; created per request. */
 export interface StreamEncoder<Chunk> {
+  /** Overrides the codec's content type for this stream (Gemini's JSON-array stream is `application/json`). */
+  readonly contentType?: string;
   /** The frame(s) for one chunk; undefined drops the chunk (e.g. a usage-only chunk the caller did not ask for). */
   chunk(chunk: Chunk, extra: () => ExtraFields): Frame | undefined;
   /** Usage carried by this chunk, if any (read for budgets and the log before `chunk` is called). */

@@ -51,7 +51,7 @@ export function registerInferenceRoute<Req, Res, Chunk>(
 async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const startedAt = rt.now();
   const id = request.id;
-  const requestType = op.spec.requestType;
+  let requestType = op.spec.requestType;
   let decoded: ReturnType<AnyOperation['decode']>;
   try {
     decoded = op.decode({
@@ -63,6 +63,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
   } catch (err) {
     throw new RequestError(err, { request_type: requestType });
   }
+  requestType = decoded.requestType ?? requestType;
   const model = decoded.model;
   const stream = decoded.stream && op.stream !== undefined;
   const ac = new AbortController();
@@ -116,8 +117,8 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     const { value, outcome } = await runStream(rt, op.spec, input, prepared);
     const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
     reply.hijack();
-    const writer = new StreamWriter(reply.raw, op.stream.contentType, headers);
-    await pipe(rt, request, writer, encoder, value, outcome, () => extra(outcome), ac.signal, op, model, done);
+    const writer = new StreamWriter(reply.raw, encoder.contentType ?? op.stream.contentType, headers);
+    await pipe(rt, request, writer, encoder, value, outcome, () => extra(outcome), ac.signal, requestType, model, done);
     return reply;
   } catch (err) {
     const outcome = outcomeOfError(err);
@@ -137,7 +138,7 @@ async function pipe(
   outcome: ExecOutcome,
   extra: () => ExtraFields,
   clientGone: AbortSignal,
-  op: AnyOperation,
+  requestType: string,
   model: string,
   done: (e: Ending) => void,
 ): Promise<void> {
@@ -165,7 +166,7 @@ async function pipe(
       return;
     }
     // Headers are sent: the error travels as the format's last frame, then the stream ends.
-    const env = toEnvelope(err, request.id, errorExtra(op.spec.requestType, model, outcome));
+    const env = toEnvelope(err, request.id, errorExtra(requestType, model, outcome));
     await writer.write(encoder.error(env));
     writer.end();
     done({ outcome, status: env.status_code, usage, error: env.error, started: true });

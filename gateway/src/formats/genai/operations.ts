@@ -90,7 +90,7 @@ async function* nativeData(events: AsyncIterable<{ data: JsonObject }>): AsyncGe
 }
 
 export const modelsCallSpec: OperationSpec<GenaiCall, GenaiResult, JsonObject> = {
-  // One route serves every method; most calls generate content, logged as chat completions.
+  // One route serves every method; the decoder names each call's request type (REQUEST_TYPES).
   requestType: 'chat_completion',
   label: 'Gemini API calls',
   unary: (a) => (call, ctx) => serve(a, call, ctx),
@@ -126,6 +126,14 @@ function parse<T>(schema: z.ZodType<T>, raw: unknown): T {
   return r.data;
 }
 
+/** What each method is in logs and metrics. */
+const REQUEST_TYPES: Record<GenaiCall['action'], string> = {
+  generateContent: 'chat_completion',
+  embedContent: 'embedding',
+  batchEmbedContents: 'embedding',
+  countTokens: 'count_tokens',
+};
+
 function decode(parts: RequestParts): Decoded<GenaiCall> {
   const { model, method } = splitModelPath(parts.params['*'] ?? '');
   const raw = parts.body ?? {};
@@ -152,7 +160,7 @@ function decode(parts: RequestParts): Decoded<GenaiCall> {
       break;
     }
   }
-  return { body: call, model, stream: method === 'streamGenerateContent' };
+  return { body: call, model, stream: method === 'streamGenerateContent', requestType: REQUEST_TYPES[call.action] };
 }
 
 const doc: RouteDoc = {

@@ -9,7 +9,7 @@ import type { GenaiCall } from './call.ts';
 import { genaiFormat } from './format.ts';
 import { usageOf } from './usage.ts';
 
-/** The JSON-array stream's content type (routes/native/genai.ts sets it for callers without `alt=sse`). */
+/** The JSON-array stream's content type (callers without `alt=sse`). */
 export const JSON_ARRAY_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 function finishes(ev: JsonObject): boolean {
@@ -29,6 +29,7 @@ export const genaiStream: StreamCodec<GenaiCall, JsonObject> = {
       return sep + json;
     };
     return {
+      contentType: sse ? SSE_CONTENT_TYPE : JSON_ARRAY_CONTENT_TYPE,
       usage: usageOf,
       chunk(ev, extra) {
         return element(JSON.stringify(finishes(ev) ? { ...ev, extra_fields: extra() } : ev));

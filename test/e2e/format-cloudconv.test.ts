@@ -3,6 +3,7 @@
 // signature, tool round trips, cache usage), an inference-profile ARN as the model id, InvokeModel and its stream,
 // CountTokens, the /aggregator mount, and errors as the SDK's exception classes.
 import {
+  BedrockRuntimeClient,
   ConverseCommand,
   ConverseStreamCommand,
   CountTokensCommand,
@@ -12,7 +13,7 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type BedrockFake, createBedrockFake } from '../fakes/bedrock.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
   bedrockClient,
   collect,
@@ -107,6 +108,24 @@ describe('Converse through the AWS SDK', () => {
     });
     // Bedrock, not the caller, is signed for.
     expect(fake.last().headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAFMTCLOUDCONV0001\//);
+  });
+
+  it('works with the SDK’s default request handler (HTTP/2, h2c with prior knowledge), whole and streamed', async () => {
+    const client = new BedrockRuntimeClient({
+      endpoint: `${gw.url}/cloudconv`,
+      region: 'us-east-1',
+      token: { token: INFERENCE_TOKEN },
+      authSchemePreference: ['httpBearerAuth'],
+      maxAttempts: 1,
+    });
+    try {
+      const res = await client.send(new ConverseCommand({ modelId: MODEL, messages: [user('over h2')] }));
+      expect(textOf(res)).toBe(`[${MODEL}] over h2`);
+      const streamed = await client.send(new ConverseStreamCommand({ modelId: MODEL, messages: [user('h2 stream')] }));
+      expect((await collect(streamed.stream)).text).toBe(`[${MODEL}] h2 stream`);
+    } finally {
+      client.destroy();
+    }
   });
 
   it('keeps an unknown body field upstream and an unknown answer field back, with extra_fields', async () => {

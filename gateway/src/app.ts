@@ -17,7 +17,7 @@ import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts'
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
-import { registerFormatFamilies } from './routes/formats.ts';
+import { formatOfPath, registerFormatFamilies } from './routes/formats.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
@@ -71,7 +71,8 @@ export function buildApp(rt: Runtime): App {
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? new GatewayError('uri_too_long', `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`)
           : new GatewayError('invalid_request', 'the request path is not a valid URL');
-      sendError(request, reply, err);
+      // Before routing, so before any family: the path's format answers (a native client reads its own shape).
+      replyWithError(rt, request, reply, err, formatOfPath(request.url.split('?')[0] ?? ''));
     },
   });
 

@@ -4,6 +4,7 @@
 // `<mount>/<segment>`. Each family answers errors in its format's shape and takes its SDK's credential carrier.
 import type { FastifyInstance } from 'fastify';
 import { openaiFormat } from '../formats/openai/format.ts';
+import type { WireFormat } from '../formats/types.ts';
 import { registerFamily } from '../http/route-family.ts';
 import type { Runtime } from '../runtime.ts';
 import { registerCompatRoutes } from './compat-a.ts';
@@ -50,6 +51,30 @@ export function registerFormatFamilies(app: FastifyInstance, rt: Runtime): void 
     for (const n of NATIVE) native(n, `/${mount}/${n.segment}`, mount);
   }
 }
+
+/**
+ * The wire format of the family a path belongs to, by its prefix, for the few errors fastify answers before a
+ * route (and so its family) is known: a path parameter longer than the router takes (414). Authentication never
+ * reads this: it belongs to the matched route.
+ */
+export function formatOfPath(path: string): WireFormat | undefined {
+  let best: { prefix: string; format: WireFormat } | undefined;
+  for (const f of FAMILY_FORMATS) {
+    if ((path === f.prefix || path.startsWith(`${f.prefix}/`)) && f.prefix.length > (best?.prefix.length ?? 0)) {
+      best = f;
+    }
+  }
+  return best?.format;
+}
+
+const FAMILY_FORMATS: readonly { prefix: string; format: WireFormat }[] = [
+  { prefix: '/compat-a', format: openaiFormat },
+  ...NATIVE.map((n) => ({ prefix: `/${n.segment}`, format: n.format })),
+  ...FRAMEWORK_MOUNTS.flatMap((m) => [
+    { prefix: `/${m}`, format: openaiFormat },
+    ...NATIVE.map((n) => ({ prefix: `/${m}/${n.segment}`, format: n.format })),
+  ]),
+];
 
 function idPrefix(p: string | undefined): { operationIdPrefix?: string } {
   return p ? { operationIdPrefix: p } : {};

@@ -163,6 +163,13 @@ function decode(parts: RequestParts): Decoded<GenaiCall> {
   return { body: call, model, stream: method === 'streamGenerateContent', requestType: REQUEST_TYPES[call.action] };
 }
 
+/** Every /genai route's errors, for the API document. */
+export const GOOGLE_ERROR_DOC = {
+  name: 'GoogleError',
+  schema: GoogleErrorBody,
+  description: 'in Google’s error shape',
+};
+
 const doc: RouteDoc = {
   operationId: 'genaiModelCall',
   summary: 'Call a model the Gemini API way: {model}:generateContent, :streamGenerateContent, :embedContent, …',
@@ -181,7 +188,7 @@ const doc: RouteDoc = {
     },
   },
   errors: [400, 402, 403, 404, 429, 502, 503, 504],
-  errorBody: { name: 'GoogleError', schema: GoogleErrorBody, description: 'in Google’s error shape' },
+  errorBody: GOOGLE_ERROR_DOC,
 };
 
 export const modelsCall: FormatOperation<GenaiCall, GenaiResult, JsonObject> = {

@@ -1,7 +1,6 @@
 // `/anthropic`: the Messages API (messages, streamed or not, and count_tokens) and its model list.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { WILDCARD } from '../../config/allow-list.ts';
 import { formatIssues } from '../../config/issues.ts';
 import { anthropicFormat } from '../../formats/anthropic/format.ts';
 import { type AnthropicModel, anthropicModel, modelPage } from '../../formats/anthropic/models.ts';
@@ -10,12 +9,9 @@ import { ModelInfoView, ModelListQuery, ModelListView } from '../../formats/anth
 import { GatewayError } from '../../http/errors.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { ProviderEntry } from '../../state/snapshot.ts';
-import { messageOf } from '../../util/errors.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
+import { servedModels as providerModels } from '../v1/models.ts';
 import type { NativeRoutes } from './native-routes.ts';
-
-/** A provider's model list is bounded in time: the route answers with the models it has. */
-const LIST_TIMEOUT_MS = 10_000;
 
 export const anthropicRoutes: NativeRoutes = {
   segment: 'anthropic',
@@ -71,29 +67,6 @@ async function servedModels(rt: Runtime): Promise<AnthropicModel[]> {
   return lists.flat();
 }
 
-/**
- * Keys with explicit allow-lists name their models; keys with ["*"] ask the provider (as /v1/models does). A
- * provider that cannot be reached contributes its explicit models only, and is logged.
- */
 async function modelsOf(rt: Runtime, e: ProviderEntry, own: string): Promise<AnthropicModel[]> {
-  const created = new Map<string, number>();
-  const now = Math.floor(rt.now() / 1000);
-  for (const k of e.keys) if (k.models[0] !== WILDCARD) for (const m of k.models) created.set(m, now);
-  const adapter = rt.adapters.get(e.name);
-  const wildcardKey = e.keys.find((k) => k.models[0] === WILDCARD);
-  if (adapter?.listModels && wildcardKey) {
-    try {
-      const listed = await adapter.listModels({
-        provider: e.name,
-        key: wildcardKey,
-        network: { ...e.network, timeout_ms: Math.min(e.network.timeout_ms, LIST_TIMEOUT_MS) },
-        signal: AbortSignal.timeout(LIST_TIMEOUT_MS),
-        dispatcher: rt.dispatcher,
-      });
-      for (const m of listed) created.set(m.id, m.created || now);
-    } catch (err) {
-      rt.logger.warn({ provider: e.name, err: messageOf(err) }, 'listing provider models failed');
-    }
-  }
-  return [...created.keys()].sort().map((id) => anthropicModel(e.name, id, created.get(id) ?? now, own));
+  return (await providerModels(rt, e)).map((m) => anthropicModel(e.name, m.id, m.created, own));
 }

@@ -2,7 +2,15 @@
 // fake upstream (openai, anthropic, gemini, bedrock, cohere) for a chat, a stream and a function-call round trip
 // (functionCall out, functionResponse back), translated where the provider does not speak the Gemini API.
 import { describe, expect, it } from 'vitest';
-import { genaiClient, QUESTION, resultTurn, upstreamJson, useGenaiGateway, WEATHER } from './format-genai-helpers.ts';
+import {
+  genaiClient,
+  post,
+  QUESTION,
+  resultTurn,
+  upstreamJson,
+  useGenaiGateway,
+  WEATHER,
+} from './format-genai-helpers.ts';
 
 const env = useGenaiGateway();
 
@@ -55,5 +63,33 @@ describe.each(env.targets.map((t) => [t.family, t] as const))('/genai → %s', (
     expect(second.text).toBeTruthy();
     expect(second.functionCalls ?? []).toHaveLength(0);
     expect(JSON.stringify(upstreamJson(target.fake()))).toContain('sunny');
+  });
+});
+
+describe('proto field names (what Python’s google-genai SDK sends)', () => {
+  it('reads snake_case fields when translating, and keeps the caller’s own schema keys', async () => {
+    const openai = env.targets.find((t) => t.family === 'openai');
+    if (!openai) throw new Error('no openai target');
+    const r = await post(env.gw, '/genai/v1beta/models/openai/gpt-4o-mini:generateContent', {
+      contents: [{ role: 'user', parts: [{ text: QUESTION }] }],
+      system_instruction: { parts: [{ text: 'be brief' }] },
+      generation_config: { max_output_tokens: 33 },
+      tools: [
+        {
+          function_declarations: [
+            {
+              name: 'get_weather',
+              parameters_json_schema: { type: 'object', properties: { city_name: { type: 'string' } } },
+            },
+          ],
+        },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    const sent = upstreamJson(openai.fake());
+    expect(sent['max_tokens'] ?? sent['max_completion_tokens']).toBe(33);
+    expect(JSON.stringify(sent['messages'])).toContain('be brief');
+    const tools = sent['tools'] as { function: { parameters: unknown } }[];
+    expect(tools[0]?.function.parameters).toEqual({ type: 'object', properties: { city_name: { type: 'string' } } });
   });
 });

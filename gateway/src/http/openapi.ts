@@ -279,6 +279,13 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
       content: { 'application/json': { schema: errorRef } },
     };
   }
+  // Malformed or oversized HTTP is answered by the parser before any route or format is known: the envelope.
+  if (doc?.errorBody && responses['431'] === undefined) {
+    responses['431'] = {
+      description: 'Request headers too large (answered before routing, in the gateway error envelope)',
+      content: { 'application/json': { schema: ENVELOPE_REF } },
+    };
+  }
   responses['default'] = {
     description: `Any other error, ${errorWords}`,
     content: { 'application/json': { schema: errorRef } },

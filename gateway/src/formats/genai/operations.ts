@@ -13,6 +13,7 @@ import type { GenaiCall, GenaiResult } from './call.ts';
 import { toBatchEmbedResponse, toEmbedContentResponse, toEmbeddingRequest } from './embed.ts';
 import { genaiFormat } from './format.ts';
 import { fromChatResponse, toGenaiEvents } from './from-chat.ts';
+import { withJsonNames } from './proto-names.ts';
 import {
   BatchEmbedContentsRequest,
   CountTokensRequest,
@@ -136,7 +137,8 @@ const REQUEST_TYPES: Record<GenaiCall['action'], string> = {
 
 function decode(parts: RequestParts): Decoded<GenaiCall> {
   const { model, method } = splitModelPath(parts.params['*'] ?? '');
-  const raw = parts.body ?? {};
+  // Proto names (Python's SDK) become JSON names: one spelling for the translators and for Gemini alike.
+  const raw = withJsonNames(parts.body ?? {});
   let call: GenaiCall;
   switch (method) {
     case 'generateContent':

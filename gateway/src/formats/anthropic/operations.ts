@@ -8,6 +8,7 @@ import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { SSE_CONTENT_TYPE, sseFrame } from '../../http/stream-writer.ts';
 import type { CallContext, JsonObject, NativeEvent, ProviderAdapter } from '../../providers/types.ts';
+import { isRecord } from '../../util/records.ts';
 import type { Decoded, FormatOperation, RequestParts, StreamCodec } from '../types.ts';
 import { anthropicFormat } from './format.ts';
 import { fromAnthropicUsage, toMessage } from './from-chat.ts';
@@ -45,10 +46,6 @@ function rememberSelectors(body: object, headers: RequestParts['headers']): void
 function withSelectors(body: object, ctx: CallContext): CallContext {
   const found = selectors.get(body);
   return found ? { ...ctx, forward_headers: { ...ctx.forward_headers, ...found } } : ctx;
-}
-
-function isObject(v: unknown): v is Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** Validates with `schema` and hands on the body as it came (a pass-through keeps every byte's meaning). */
@@ -90,7 +87,7 @@ export const messagesSpec: OperationSpec<MessagesRequest, JsonObject, NativeEven
       (async (body, ctx) => messagesEvents(await chatStream(toChatRequest(body, true), ctx), ctx.model, newId()))
     );
   },
-  usage: (res) => (isObject(res['usage']) ? fromAnthropicUsage(res['usage']) : undefined),
+  usage: (res) => (isRecord(res['usage']) ? fromAnthropicUsage(res['usage']) : undefined),
 };
 
 export const countTokensSpec: OperationSpec<CountTokensRequest, JsonObject, never> = {
@@ -121,11 +118,11 @@ const messagesStream: StreamCodec<MessagesRequest, NativeEvent> = {
         const type = ev.data['type'];
         if (type === 'message_start') {
           const message = ev.data['message'];
-          const usage = isObject(message) ? message['usage'] : undefined;
-          counts = isObject(usage) ? { ...usage } : {};
+          const usage = isRecord(message) ? message['usage'] : undefined;
+          counts = isRecord(usage) ? { ...usage } : {};
           return fromAnthropicUsage(counts);
         }
-        if (type !== 'message_delta' || !isObject(ev.data['usage'])) return undefined;
+        if (type !== 'message_delta' || !isRecord(ev.data['usage'])) return undefined;
         for (const [k, v] of Object.entries(ev.data['usage'])) if (v != null) counts[k] = v;
         return fromAnthropicUsage(counts);
       },

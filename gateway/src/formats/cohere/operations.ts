@@ -8,6 +8,7 @@ import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { SSE_CONTENT_TYPE, sseFrame } from '../../http/stream-writer.ts';
 import type { JsonObject, NativeEvent } from '../../providers/types.ts';
+import { isRecord } from '../../util/records.ts';
 import type { Decoded, FormatOperation, RequestParts, StreamCodec } from '../types.ts';
 import { toEmbedAnswer, toEmbeddingRequest } from './embed.ts';
 import { cohereFormat } from './format.ts';
@@ -34,10 +35,6 @@ export const ERROR_BODY = {
   schema: ErrorView,
   description: 'Cohere’s error shape: `{"message": ...}` (with the gateway’s event id in `id`)',
 };
-
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** Validates with `schema` and hands on the body as it came (a pass-through keeps every field). */
 function validated<T extends { model: string }>(schema: z.ZodType<T>, parts: RequestParts): T {
@@ -75,7 +72,7 @@ export const chatSpec: OperationSpec<ChatRequest, JsonObject, NativeEvent> = {
 
 function usageOfEnd(data: JsonObject): UsageSummary | undefined {
   const delta = data['delta'];
-  return isObject(delta) ? fromCohereUsage(delta['usage']) : undefined;
+  return isRecord(delta) ? fromCohereUsage(delta['usage']) : undefined;
 }
 
 export const embedSpec: OperationSpec<EmbedRequest, JsonObject, never> = {

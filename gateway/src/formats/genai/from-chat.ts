@@ -2,6 +2,7 @@
 // (one `GenerateContentResponse` event per chunk that carries something). Pure.
 import type { JsonObject } from '../../providers/types.ts';
 import type { ChatChunk, ChatResponse, FinishReason, ToolCall, ToolCallDelta, Usage } from '../../schemas/chat.ts';
+import { isRecord } from '../../util/records.ts';
 
 const FINISH: Record<FinishReason, string> = {
   stop: 'STOP',
@@ -38,9 +39,9 @@ function callPart(id: string | undefined, name: string, args: string, extra: unk
     parsed = { _raw: args };
   }
   const part: JsonObject = {
-    functionCall: { ...(id ? { id } : {}), name, args: isObject(parsed) ? parsed : { value: parsed } },
+    functionCall: { ...(id ? { id } : {}), name, args: isRecord(parsed) ? parsed : { value: parsed } },
   };
-  const sig = isObject(extra) && isObject(extra['google']) ? extra['google']['thought_signature'] : undefined;
+  const sig = isRecord(extra) && isRecord(extra['google']) ? extra['google']['thought_signature'] : undefined;
   if (typeof sig === 'string') part['thoughtSignature'] = sig;
   return part;
 }
@@ -134,8 +135,4 @@ function collect(calls: Map<number, PendingCall[]>, index: number, t: ToolCallDe
   if (t.function?.name) call.name += t.function.name;
   if (t.function?.arguments) call.args += t.function.arguments;
   if (t.extra_content) call.extra = t.extra_content;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

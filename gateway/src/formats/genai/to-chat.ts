@@ -2,6 +2,7 @@
 // GatewayError('invalid_request') for what the unified schema cannot carry (see docs/formats/genai.md).
 import { GatewayError } from '../../http/errors.ts';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../schemas/chat.ts';
+import { isRecord } from '../../util/records.ts';
 import type { GenerateContentRequest, Part } from './schema.ts';
 
 type GenerationConfig = NonNullable<GenerateContentRequest['generationConfig']>;
@@ -121,7 +122,7 @@ function toTools(tools: GenerateContentRequest['tools']): FunctionTool[] | undef
       const fn: FunctionTool['function'] = { name: d.name };
       if (d.description) fn.description = d.description;
       const params = d.parametersJsonSchema ?? (d.parameters ? openApiToJsonSchema(d.parameters) : undefined);
-      fn.parameters = isObject(params) ? params : { type: 'object', properties: {} };
+      fn.parameters = isRecord(params) ? params : { type: 'object', properties: {} };
       out.push({ type: 'function', function: fn });
     }
   }
@@ -169,7 +170,7 @@ function applyGenerationConfig(out: ChatRequest, g: GenerationConfig): void {
   if (g.responseMimeType === 'application/json') {
     const schema = g.responseJsonSchema ?? (g.responseSchema ? openApiToJsonSchema(g.responseSchema) : undefined);
     out.response_format =
-      isObject(schema) && Object.keys(schema).length > 0
+      isRecord(schema) && Object.keys(schema).length > 0
         ? { type: 'json_schema', json_schema: { name: 'response', schema } }
         : { type: 'json_object' };
   }
@@ -180,19 +181,15 @@ function applyGenerationConfig(out: ChatRequest, g: GenerationConfig): void {
 /** Gemini's OpenAPI-subset schema (`type: "OBJECT"`, `nullable`) as JSON Schema. */
 export function openApiToJsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(openApiToJsonSchema);
-  if (!isObject(schema)) return schema;
+  if (!isRecord(schema)) return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) {
     if (k === 'type' && typeof v === 'string') out[k] = v.toLowerCase();
     else if (k === 'nullable' || k === 'propertyOrdering') continue;
-    else if (k === 'properties' && isObject(v)) {
+    else if (k === 'properties' && isRecord(v)) {
       out[k] = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, openApiToJsonSchema(s)]));
     } else out[k] = openApiToJsonSchema(v);
   }
   if (schema['nullable'] === true && typeof out['type'] === 'string') out['type'] = [out['type'], 'null'];
   return out;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

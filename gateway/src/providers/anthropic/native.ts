@@ -1,8 +1,10 @@
 // Same-format pass-through for the Anthropic format (`/anthropic`): the caller's Messages body goes upstream with
 // only the model (after alias resolution) replaced, and Anthropic's answer, or its SSE events, come back as sent.
+
+import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import { send, sendJson } from '../shared/http.ts';
-import { parseSse, type SseEvent } from '../shared/sse.ts';
+import { jsonObjectEvent, parseSse } from '../shared/sse.ts';
 import { translateBody } from '../shared/stream.ts';
 import type { CallContext, JsonObject, NativeCalls, NativeEvent } from '../types.ts';
 import { parseAnthropicError, streamEventError } from './errors.ts';
@@ -14,21 +16,6 @@ export interface NativeEndpoints {
   model(ctx: CallContext): string;
 }
 
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function parseEvent(e: SseEvent): NativeEvent {
-  let data: unknown;
-  try {
-    data = JSON.parse(e.data);
-  } catch (err) {
-    throw new ProviderError('bad_response', 'anthropic sent a stream event that is not JSON', { cause: err });
-  }
-  if (!isObject(data)) throw new ProviderError('bad_response', 'anthropic sent a stream event that is not an object');
-  return { event: e.event, data };
-}
-
 export function anthropicNativeCalls(ep: NativeEndpoints): NativeCalls {
   const post = async (path: string, body: JsonObject, ctx: CallContext): Promise<JsonObject> => {
     const res = await sendJson<unknown>(
@@ -36,7 +23,7 @@ export function anthropicNativeCalls(ep: NativeEndpoints): NativeCalls {
       { url: ep.url(ctx, path), headers: ep.headers(ctx), body: JSON.stringify({ ...body, model: ep.model(ctx) }) },
       parseAnthropicError,
     );
-    if (!isObject(res)) throw new ProviderError('bad_response', 'anthropic returned a body that is not a JSON object');
+    if (!isRecord(res)) throw new ProviderError('bad_response', 'anthropic returned a body that is not a JSON object');
     return res;
   };
   return {
@@ -72,11 +59,11 @@ export function anthropicNativeCalls(ep: NativeEndpoints): NativeCalls {
           res.body,
           parseSse(res.body),
           (e) => {
-            const event = parseEvent(e);
+            const event: NativeEvent = jsonObjectEvent(e, 'anthropic');
             const type = event.data['type'];
             // An error event ends the stream; the gateway sends it on in the caller's format (and logs it).
             if (type === 'error')
-              throw streamEventError(isObject(event.data['error']) ? event.data['error'] : undefined);
+              throw streamEventError(isRecord(event.data['error']) ? event.data['error'] : undefined);
             if (type === 'message_stop') finished = true;
             return [event];
           },

@@ -1,6 +1,8 @@
 // Same-format pass-through for the Bedrock runtime format (`/cloudconv`): the caller's Converse, InvokeModel and
 // CountTokens bodies go upstream as sent (the model id is in the path: only it is rewritten, after alias
 // resolution), signed with the key's credentials; Bedrock's answers and event-stream events come back as sent.
+
+import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import { send, type UpstreamResponse } from '../shared/http.ts';
 import { translateBody } from '../shared/stream.ts';
@@ -21,10 +23,6 @@ export interface InvokeUsage {
   outputTokens: number;
 }
 
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** The signed POST; the native body is serialised once, unchanged. */
 async function post(ctx: CallContext, op: BedrockOperation, body: JsonObject): Promise<UpstreamResponse> {
   const url = bedrockUrl(ctx, op);
@@ -41,7 +39,7 @@ async function readObject(res: UpstreamResponse, what: string): Promise<JsonObje
     if (err instanceof ProviderError) throw err;
     throw new ProviderError('bad_response', `bedrock ${what} answer is not JSON`, { cause: err });
   }
-  if (!isObject(body)) throw new ProviderError('bad_response', `bedrock ${what} answer is not a JSON object`);
+  if (!isRecord(body)) throw new ProviderError('bad_response', `bedrock ${what} answer is not a JSON object`);
   return body;
 }
 
@@ -70,7 +68,7 @@ async function eventStream(
       throw new ProviderError('upstream', ev.errorMessage || ev.name || `bedrock ${what} failed`, { status: 500 });
     }
     if (ev.name === lastEvent) finished = true;
-    return { event: ev.name, data: isObject(ev.payload) ? ev.payload : {} };
+    return { event: ev.name, data: isRecord(ev.payload) ? ev.payload : {} };
   };
   return translateBody(
     res.body,
@@ -92,7 +90,7 @@ const STREAM_EXCEPTION_STATUS: Record<string, number> = {
 };
 
 function messageOf(payload: unknown): string | undefined {
-  if (!isObject(payload)) return undefined;
+  if (!isRecord(payload)) return undefined;
   const m = payload['message'] ?? payload['Message'];
   return typeof m === 'string' && m !== '' ? m : undefined;
 }
@@ -101,7 +99,7 @@ export const bedrockNativeCalls: NativeCalls = {
   unary: {
     'converse.converse': async (body, ctx) => {
       const res = await readObject(await post(ctx, 'converse', body), 'converse');
-      if (!isObject(res['output'])) throw new ProviderError('bad_response', 'bedrock converse answer has no output');
+      if (!isRecord(res['output'])) throw new ProviderError('bad_response', 'bedrock converse answer has no output');
       return res;
     },
     'converse.invoke': async (body, ctx) => {

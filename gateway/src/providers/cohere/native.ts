@@ -1,9 +1,11 @@
 // Same-format pass-through for the Cohere format (`/cohere`): the caller's body goes to the same Cohere endpoint
 // with only the model replaced (ctx.model, aliases already resolved), and Cohere's answer, or its SSE events,
 // come back as sent.
+
+import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import { parseGenericError, send, sendJson } from '../shared/http.ts';
-import { parseSse, type SseEvent } from '../shared/sse.ts';
+import { jsonObjectEvent, parseSse, type SseEvent } from '../shared/sse.ts';
 import { translateBody } from '../shared/stream.ts';
 import type { CallContext, JsonObject, NativeCalls, NativeEvent, NativeUnary } from '../types.ts';
 
@@ -13,20 +15,11 @@ export interface NativeEndpoints {
   headers(ctx: CallContext): Record<string, string>;
 }
 
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
+/** Cohere names an event in its data's `type` when the SSE line carries no `event:`. */
 function parseEvent(e: SseEvent): NativeEvent {
-  let data: unknown;
-  try {
-    data = JSON.parse(e.data);
-  } catch (err) {
-    throw new ProviderError('bad_response', 'cohere sent a stream event that is not JSON', { cause: err });
-  }
-  if (!isObject(data)) throw new ProviderError('bad_response', 'cohere sent a stream event that is not an object');
+  const { event, data } = jsonObjectEvent(e, 'cohere');
   const type = data['type'];
-  return { event: e.event ?? (typeof type === 'string' ? type : undefined), data };
+  return { event: event ?? (typeof type === 'string' ? type : undefined), data };
 }
 
 /** A POST whose answer must be a JSON object passing `check` (named `what` in the error). */
@@ -37,7 +30,7 @@ function post(ep: NativeEndpoints, path: string, what: string, check: (res: Json
       { url: ep.url(ctx, path), headers: ep.headers(ctx), body: JSON.stringify({ ...body, model: ctx.model }) },
       parseGenericError,
     );
-    if (!isObject(res) || !check(res)) throw new ProviderError('bad_response', `cohere returned no ${what}`);
+    if (!isRecord(res) || !check(res)) throw new ProviderError('bad_response', `cohere returned no ${what}`);
     return res;
   };
 }
@@ -45,8 +38,8 @@ function post(ep: NativeEndpoints, path: string, what: string, check: (res: Json
 export function cohereNativeCalls(ep: NativeEndpoints): NativeCalls {
   return {
     unary: {
-      'cohere.chat': post(ep, '/v2/chat', 'chat message', (r) => isObject(r['message'])),
-      'cohere.embed': post(ep, '/v2/embed', 'embeddings', (r) => isObject(r['embeddings'])),
+      'cohere.chat': post(ep, '/v2/chat', 'chat message', (r) => isRecord(r['message'])),
+      'cohere.embed': post(ep, '/v2/embed', 'embeddings', (r) => isRecord(r['embeddings'])),
       'cohere.rerank': post(ep, '/v2/rerank', 'rerank results', (r) => Array.isArray(r['results'])),
       'cohere.tokenize': post(ep, '/v1/tokenize', 'tokens', (r) => Array.isArray(r['tokens'])),
     },

@@ -1,6 +1,8 @@
 // Same-format pass-through for `/genai` callers: their Gemini API body goes upstream as it came, only the model
 // names inside it (countTokens' `generateContentRequest.model`, batchEmbedContents' `requests[].model`,
 // embedContent's `model`) rewritten to the routed model; the answer comes back unchanged.
+
+import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import type { CallContext, JsonObject, NativeCalls, NativeEvent } from '../types.ts';
 import { readEvents } from './adapter.ts';
@@ -47,7 +49,7 @@ export function geminiNativeCalls(endpoint: GeminiNativeEndpoint): NativeCalls {
 /** countTokens may wrap a whole generateContent request, which names its model again. */
 function withInnerModel(body: JsonObject, modelPath: string): JsonObject {
   const inner = body['generateContentRequest'];
-  if (!isObject(inner)) return body;
+  if (!isRecord(inner)) return body;
   return { ...body, generateContentRequest: { ...inner, model: modelPath } };
 }
 
@@ -55,14 +57,14 @@ function withInnerModel(body: JsonObject, modelPath: string): JsonObject {
 function withRequestModels(body: JsonObject, modelPath: string): JsonObject {
   const requests = body['requests'];
   if (!Array.isArray(requests)) return body;
-  return { ...body, requests: requests.map((r: unknown) => (isObject(r) ? { ...r, model: modelPath } : r)) };
+  return { ...body, requests: requests.map((r: unknown) => (isRecord(r) ? { ...r, model: modelPath } : r)) };
 }
 
 /** Google reports a failure after the 200 as an `{error}` event: it ends the stream as an error. */
 async function* nativeEvents(events: AsyncIterable<JsonObject>): AsyncGenerator<NativeEvent> {
   for await (const data of events) {
     const err = data['error'];
-    if (isObject(err)) {
+    if (isRecord(err)) {
       const code = typeof err['code'] === 'number' && err['code'] >= 400 ? err['code'] : 500;
       const message = typeof err['message'] === 'string' ? err['message'] : 'upstream stream failed';
       const type = typeof err['status'] === 'string' ? err['status'] : undefined;
@@ -70,8 +72,4 @@ async function* nativeEvents(events: AsyncIterable<JsonObject>): AsyncGenerator<
     }
     yield { data };
   }
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,6 +1,7 @@
 // Server-sent events parsed incrementally from a byte stream: nothing is collected beyond one event, and one
 // event is bounded (network_config.max_response_size_mb): a stream that never ends its line cannot fill memory.
-import { responseTooLarge } from '../errors.ts';
+import { isRecord } from '../../util/records.ts';
+import { ProviderError, responseTooLarge } from '../errors.ts';
 
 export interface SseEvent {
   event: string | undefined;
@@ -117,4 +118,19 @@ export async function* parseSseJson<T>(body: BoundedBody): AsyncGenerator<{ even
     // The caller names the event shape; providers check the fields they read.
     yield { event: ev.event, data: JSON.parse(ev.data) as T };
   }
+}
+
+/** One event whose data must be a JSON object (a native stream's event); `provider` names the upstream in errors. */
+export function jsonObjectEvent(
+  e: SseEvent,
+  provider: string,
+): { event: string | undefined; data: Record<string, unknown> } {
+  let data: unknown;
+  try {
+    data = JSON.parse(e.data);
+  } catch (err) {
+    throw new ProviderError('bad_response', `${provider} sent a stream event that is not JSON`, { cause: err });
+  }
+  if (!isRecord(data)) throw new ProviderError('bad_response', `${provider} sent a stream event that is not an object`);
+  return { event: e.event, data };
 }

@@ -2,14 +2,7 @@
 // fake upstream (openai, anthropic, gemini, bedrock, cohere) for a chat, a stream (the SDK's stream helper and
 // finalMessage) and a tool round trip (tool_use out, tool_result back), translated where the provider does not
 // speak the Messages API.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAnthropicFake } from '../fakes/anthropic.ts';
-import { createBedrockFake } from '../fakes/bedrock.ts';
-import { createCohereFake } from '../fakes/cohere.ts';
-import { createGeminiFake } from '../fakes/gemini.ts';
-import { createOpenAIFake } from '../fakes/openai.ts';
-import type { FakeServer } from '../fakes/server.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { describe, expect, it } from 'vitest';
 import {
   anthropicClient,
   QUESTION,
@@ -19,75 +12,13 @@ import {
   toolUseOf,
   WEATHER,
 } from './format-anthropic-helpers.ts';
-import { atFake } from './providers-helpers.ts';
+import { useProviderMatrix } from './format-matrix-helpers.ts';
 
-const ACCESS_KEY = 'AKIAFMTANTHROPIC0001';
-const SECRET_KEY = 'fmt-secret-key-0123456789abcdefghijklmn';
-
-interface Target {
-  family: string;
-  model: string;
-  fake: () => FakeServer;
-}
-
-const fakes: Record<string, FakeServer> = {};
-let gw: TestGateway;
-
-const TARGETS: Target[] = [
-  { family: 'openai', model: 'openai/gpt-4o-mini', fake: () => fakes['openai']! },
-  { family: 'anthropic', model: 'claude-haiku-4-5-20251001', fake: () => fakes['anthropic']! },
-  { family: 'gemini', model: 'gemini/gemini-2.5-flash', fake: () => fakes['gemini']! },
-  { family: 'bedrock', model: 'bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0', fake: () => fakes['bedrock']! },
-  { family: 'cohere', model: 'cohere/command-a-03-2025', fake: () => fakes['cohere']! },
-];
-
-beforeAll(async () => {
-  fakes['openai'] = await createOpenAIFake().start();
-  fakes['anthropic'] = await createAnthropicFake({ apiKey: 'sk-ant-matrix-aaaaaaaaaaaaaaaa' }).start();
-  const gemini = await createGeminiFake().start();
-  gemini.apiKey = 'AIza-matrix-aaaaaaaaaaaaaaaaaa';
-  fakes['gemini'] = gemini;
-  fakes['bedrock'] = await createBedrockFake({ accessKey: ACCESS_KEY, secretKey: SECRET_KEY }).start();
-  const cohere = await createCohereFake().start();
-  cohere.apiKey = 'co-matrix-aaaaaaaaaaaaaaaaaaaaaa';
-  fakes['cohere'] = cohere;
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: atFake(fakes['openai'].url, {
-          id: 'oa',
-          name: 'oa',
-          value: 'sk-openai-matrix-aaaaaaaa',
-          models: ['*'],
-        }),
-        anthropic: atFake(fakes['anthropic'].url, {
-          id: 'an',
-          name: 'an',
-          value: 'sk-ant-matrix-aaaaaaaaaaaaaaaa',
-          models: ['*'],
-        }),
-        gemini: atFake(gemini.url, { id: 'gm', name: 'gm', value: gemini.apiKey, models: ['*'] }),
-        bedrock: atFake(fakes['bedrock'].url, {
-          id: 'br',
-          name: 'br',
-          models: ['*'],
-          bedrock_key_config: { access_key: ACCESS_KEY, secret_key: SECRET_KEY, region: 'eu-west-3' },
-        }),
-        cohere: atFake(cohere.url, { id: 'co', name: 'co', value: cohere.apiKey, models: ['*'] }),
-      },
-    },
-  });
-});
-afterAll(async () => {
-  await gw?.close();
-  await Promise.all(Object.values(fakes).map((f) => f.stop()));
-});
-beforeEach(() => {
-  for (const f of Object.values(fakes)) f.reset();
-});
+const matrix = useProviderMatrix('anthropic');
+const TARGETS = matrix.targets;
 
 describe.each(TARGETS)('/anthropic -> $family', ({ model, fake }) => {
-  const client = () => anthropicClient(gw);
+  const client = () => anthropicClient(matrix.gw());
 
   it('chats', async () => {
     const m = await client().messages.create({

@@ -2,14 +2,7 @@
 // fake upstream (openai, anthropic, gemini, bedrock, cohere) for a Converse chat, a ConverseStream and a tool
 // round trip (toolUse out, toolResult back, streamed too), translated where the provider does not speak Converse.
 import { ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAnthropicFake } from '../fakes/anthropic.ts';
-import { createBedrockFake } from '../fakes/bedrock.ts';
-import { createCohereFake } from '../fakes/cohere.ts';
-import { createGeminiFake } from '../fakes/gemini.ts';
-import { createOpenAIFake } from '../fakes/openai.ts';
-import type { FakeServer } from '../fakes/server.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { describe, expect, it } from 'vitest';
 import {
   bedrockClient,
   collect,
@@ -19,72 +12,15 @@ import {
   toolUseOf,
   WEATHER,
 } from './format-cloudconv-helpers.ts';
-import { atFake } from './providers-helpers.ts';
+import { useProviderMatrix } from './format-matrix-helpers.ts';
 
-const ACCESS_KEY = 'AKIAFMTCLOUDMATRIX01';
-const SECRET_KEY = 'fmt-secret-key-cloudmatrix-0123456789ab';
-
-interface Target {
-  family: string;
-  model: string;
-  fake: () => FakeServer;
-}
-
-const fakes: Record<string, FakeServer> = {};
-let gw: TestGateway;
-
-const TARGETS: Target[] = [
-  { family: 'openai', model: 'openai/gpt-4o-mini', fake: () => fakes['openai']! },
-  { family: 'anthropic', model: 'anthropic/claude-haiku-4-5-20251001', fake: () => fakes['anthropic']! },
-  { family: 'gemini', model: 'gemini/gemini-2.5-flash', fake: () => fakes['gemini']! },
-  { family: 'bedrock', model: 'anthropic.claude-3-5-sonnet-20240620-v1:0', fake: () => fakes['bedrock']! },
-  { family: 'cohere', model: 'cohere/command-a-03-2025', fake: () => fakes['cohere']! },
-];
-
-beforeAll(async () => {
-  fakes['openai'] = await createOpenAIFake().start();
-  fakes['anthropic'] = await createAnthropicFake({ apiKey: 'sk-ant-cmatrix-aaaaaaaaaaaaaaa' }).start();
-  const gemini = await createGeminiFake().start();
-  gemini.apiKey = 'AIza-cmatrix-aaaaaaaaaaaaaaaaa';
-  fakes['gemini'] = gemini;
-  fakes['bedrock'] = await createBedrockFake({ accessKey: ACCESS_KEY, secretKey: SECRET_KEY }).start();
-  const cohere = await createCohereFake().start();
-  cohere.apiKey = 'co-cmatrix-aaaaaaaaaaaaaaaaaaaaa';
-  fakes['cohere'] = cohere;
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: atFake(fakes['openai'].url, { id: 'oa', name: 'oa', value: 'sk-openai-cmatrix-aaaaaa', models: ['*'] }),
-        anthropic: atFake(fakes['anthropic'].url, {
-          id: 'an',
-          name: 'an',
-          value: 'sk-ant-cmatrix-aaaaaaaaaaaaaaa',
-          models: ['*'],
-        }),
-        gemini: atFake(gemini.url, { id: 'gm', name: 'gm', value: gemini.apiKey, models: ['*'] }),
-        bedrock: atFake(fakes['bedrock'].url, {
-          id: 'br',
-          name: 'br',
-          models: ['*'],
-          bedrock_key_config: { access_key: ACCESS_KEY, secret_key: SECRET_KEY, region: 'eu-west-3' },
-        }),
-        cohere: atFake(cohere.url, { id: 'co', name: 'co', value: cohere.apiKey, models: ['*'] }),
-      },
-    },
-  });
-});
-afterAll(async () => {
-  await gw?.close();
-  await Promise.all(Object.values(fakes).map((f) => f.stop()));
-});
-beforeEach(() => {
-  for (const f of Object.values(fakes)) f.reset();
-});
+const matrix = useProviderMatrix('bedrock');
+const TARGETS = matrix.targets;
 
 const hello = [{ role: 'user' as const, content: [{ text: 'hello there' }] }];
 
 describe.each(TARGETS)('/cloudconv -> $family', ({ model, fake }) => {
-  const client = () => bedrockClient(gw);
+  const client = () => bedrockClient(matrix.gw());
 
   it('converses', async () => {
     const res = await client().send(

@@ -112,7 +112,8 @@ function sseCodec<Req extends ModelBody, Chunk extends object>(
       return {
         usage: (chunk) => spec.chunkUsage?.(chunk),
         chunk(chunk, extra) {
-          if (!callerWantsUsage && !named && spec.chunkUsage?.(chunk) && isUsageOnly(chunk)) return undefined;
+          // The usage-only chunk the gateway asked for (cheap shape test first: this runs per chunk).
+          if (!callerWantsUsage && !named && isUsageOnly(chunk) && spec.chunkUsage?.(chunk)) return undefined;
           const out = isFinal(chunk) ? { ...chunk, extra_fields: extra() } : chunk;
           // Named-event streams (Responses) carry their event name in `type`; read defensively.
           const type = named ? (chunk as { type?: unknown }).type : undefined;

@@ -16,9 +16,15 @@ import { registerQuotaRoute } from './routes/api/governance/quota.ts';
 import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts';
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
+import { registerMcpClientRoutes } from './routes/api/mcp.ts';
+import { registerOAuthRoutes } from './routes/api/oauth.ts';
+import { registerOAuthCallbackRoutes } from './routes/api/oauth-callback.ts';
+import { registerConsentRoutes } from './routes/api/oauth-consent.ts';
+import { registerPerUserFlowRoutes } from './routes/api/oauth-per-user.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
 import { formatOfPath, registerFormatFamilies } from './routes/formats.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerMcpServerFamily } from './routes/mcp.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
@@ -106,6 +112,11 @@ export function buildApp(rt: Runtime): App {
     registerMetricsRoute(f, rt);
     registerOpenApiRoute(f, routes);
   });
+  // Browser redirects and pages that carry no credentials (the OAuth callback verifies its single-use state).
+  registerFamily(app, rt, { scheme: 'public', prefix: '/api' }, (f) => {
+    registerOAuthCallbackRoutes(f, rt);
+    registerConsentRoutes(f, rt);
+  });
   registerFamily(app, rt, { scheme: 'virtual_key', prefix: '/api' }, (f) => registerQuotaRoute(f, rt));
   registerFamily(app, rt, { scheme: 'admin', prefix: '/api' }, (f) => {
     registerConfigRoutes(f, rt);
@@ -114,9 +125,13 @@ export function buildApp(rt: Runtime): App {
     registerVirtualKeyRoutes(f, rt);
     registerGovernanceCrudRoutes(f, rt);
     registerRateLimitRoutes(f, rt);
+    registerMcpClientRoutes(f, rt);
+    registerOAuthRoutes(f, rt);
+    registerPerUserFlowRoutes(f, rt);
   });
   registerFamily(app, rt, { scheme: 'inference', prefix: '/v1' }, (f) => registerV1Routes(f, rt));
   registerFormatFamilies(app, rt);
+  registerMcpServerFamily(app, rt);
 
   return {
     fastify: app,

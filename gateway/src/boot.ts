@@ -9,6 +9,7 @@ import type { ConfigFile } from './config/schema.ts';
 import { PriceCache } from './governance/pricing/cache.ts';
 import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { buildAuthIndex } from './http/auth.ts';
+import { createMcp, type Mcp } from './mcp/index.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
@@ -75,6 +76,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   });
   let dispatcher: Agent | undefined;
   let logWriter: LogWriter | undefined;
+  let mcp: Mcp | undefined;
   try {
     if (opts.file || env.configPath) {
       await state.clientConfig.applyConfigFile(file.client);
@@ -97,6 +99,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       onDropped: (rows) => metrics.logsDropped.inc(rows),
     });
     const writer = logWriter;
+    mcp = createMcp({ state, file, logger, now: () => Date.now() });
     metrics.watchLogQueue(() => writer.pending);
     const rt: Runtime = {
       env,
@@ -111,6 +114,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       metrics,
       routing: new RoutingRuleEngine(),
       prices: new PriceCache(),
+      mcp,
       random: Math.random,
       sleep: (ms) => sleep(ms),
       now: () => Date.now(),
@@ -130,12 +134,14 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       clearInterval(retention);
       app.drain();
       await app.fastify.close();
+      await mcp?.close();
       await logWriter?.close();
       await dispatcher?.close();
       await state.close();
     };
     return { rt, app, url: address, close: closeAll };
   } catch (err) {
+    await mcp?.close().catch(() => undefined);
     await logWriter?.close().catch(() => undefined);
     await dispatcher?.close().catch(() => undefined);
     await state.close().catch(() => undefined);

@@ -6,6 +6,7 @@ import type { ConfigFile } from './config/schema.ts';
 import type { PriceCache } from './governance/pricing/cache.ts';
 import type { RoutingRuleEngine } from './governance/routing-rules.ts';
 import type { AuthIndex } from './http/auth.ts';
+import type { Mcp } from './mcp/index.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
 import type { Metrics } from './plugins/telemetry/metrics.ts';
 import type { ProviderAdapter } from './providers/types.ts';
@@ -26,6 +27,8 @@ export interface Runtime {
   /** Compiled routing-rule conditions, cached per rule. */
   routing: RoutingRuleEngine;
   prices: PriceCache;
+  /** The MCP gateway: upstream tool servers, their OAuth. */
+  mcp: Mcp;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   now: () => number;

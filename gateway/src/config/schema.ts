@@ -13,6 +13,7 @@ import {
 } from '../schemas/strings.ts';
 import { allowList } from './allow-list.ts';
 import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
+import { McpFileConfig } from './mcp.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 /** Regions, projects and API versions become part of an upstream host name, path or query. */
@@ -92,6 +93,11 @@ export const ClientConfig = z.strictObject({
     .max(86_400 * 7)
     .default(3600),
   log_retention_days: z.number().int().positive().max(3650).default(30),
+  /**
+   * Public base URL of the gateway for MCP OAuth (`redirect_uri` and consent URLs); by default they derive from
+   * the request's Host header. A change clears stored OAuth client registrations so registration runs again.
+   */
+  mcp_external_client_url: httpUrlString().optional(),
 });
 export type ClientConfig = z.infer<typeof ClientConfig>;
 
@@ -127,6 +133,8 @@ export const ConfigFile = z.preprocess(
       .default({}),
     /** Teams, customers, virtual keys, pricing overrides and routing rules, applied at every start. */
     governance: GovernanceFileConfig.default(GovernanceFileConfig.parse({})),
+    /** MCP clients applied at every start, and the SSRF guard's allow-list. */
+    mcp: McpFileConfig.default(McpFileConfig.parse({})),
   }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;

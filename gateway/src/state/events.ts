@@ -9,6 +9,8 @@ export const ChangeEvent = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('admin_keys') }),
   // Virtual keys, teams, customers, budgets, pricing overrides, routing rules: small tables, reloaded together.
   z.object({ kind: z.literal('governance') }),
+  // MCP clients (their rows, OAuth configuration status): reloaded together; pods reconcile connections.
+  z.object({ kind: z.literal('mcp') }),
 ]);
 export type ChangeEvent = z.infer<typeof ChangeEvent>;
 

@@ -4,6 +4,7 @@ import type { ClientConfig } from '../config/schema.ts';
 import { ClientConfig as ClientConfigSchema } from '../config/schema.ts';
 import type { SecretBox } from '../crypto/secretbox.ts';
 import type { GovernanceModel } from '../governance/model.ts';
+import type { McpClientRecord } from '../mcp/types.ts';
 import type { NetworkConfig, ProviderKey } from '../providers/types.ts';
 import { messageOf } from '../util/errors.ts';
 import type { Db } from './db/types.ts';
@@ -12,6 +13,7 @@ import { readAdminKeyHashes } from './services/admin-keys.ts';
 import { readClientConfig } from './services/client-config.ts';
 import { loadGovernanceConsistent } from './services/governance/load.ts';
 import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
+import { readMcpClients } from './services/mcp/rows.ts';
 import { toNetworkConfig } from './services/network.ts';
 import type { ProviderRow } from './services/providers.ts';
 
@@ -38,6 +40,8 @@ export class Snapshot {
     routingRules: [],
     pricingOverrides: [],
   };
+  /** MCP clients (upstream tool servers) by id, secrets opened. */
+  mcpClients = new Map<string, McpClientRecord>();
   /** Hashes of admin keys stored in the database (bootstrap and API-created). */
   adminKeyHashes = new Set<string>();
   /** Incremented on every change; lets caches keyed on the snapshot know they are stale. */
@@ -78,6 +82,7 @@ export class Snapshot {
     this.client = await readClientConfig(this.db, this.droppedClientFields);
     this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
     this.governance = await loadGovernanceConsistent(this.db);
+    await this.reloadMcpClients();
     this.version++;
   }
 
@@ -95,8 +100,25 @@ export class Snapshot {
       case 'governance':
         this.governance = await loadGovernanceConsistent(this.db);
         break;
+      case 'mcp':
+        await this.reloadMcpClients();
+        break;
     }
     this.version++;
+  }
+
+  private readonly mcpListeners = new Set<() => void>();
+
+  /** Calls `fn` after every reload of the MCP clients (the connection manager reconciles its connections). */
+  onMcpClients(fn: () => void): () => void {
+    this.mcpListeners.add(fn);
+    return () => this.mcpListeners.delete(fn);
+  }
+
+  private async reloadMcpClients(): Promise<void> {
+    const clients = await readMcpClients(this.db, this.box, this.log);
+    this.mcpClients = new Map(clients.map((c) => [c.id, c]));
+    for (const fn of this.mcpListeners) fn();
   }
 
   private async reloadProvider(name: string): Promise<void> {

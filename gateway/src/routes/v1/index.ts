@@ -5,11 +5,13 @@ import { unifiedFormat } from '../../formats/openai/format.ts';
 import { type OpenAIOperations, openaiOperations } from '../../formats/openai/operations.ts';
 import type { Runtime } from '../../runtime.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
+import { registerToolExecuteRoute } from './mcp-execute.ts';
 import { registerModelsRoute } from './models.ts';
 
 export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerModelsRoute(app, rt);
   registerOpenAIOperations(app, rt, openaiOperations(unifiedFormat));
+  registerToolExecuteRoute(app, rt);
 }
 
 /** The OpenAI operations at their OpenAI paths (relative to the family's `/v1`-like prefix). */

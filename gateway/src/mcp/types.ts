@@ -19,6 +19,8 @@ export interface McpClientRecord {
   /** Static headers (auth_type `headers`), opened; `{}` otherwise. Never in an API answer. */
   headers: Record<string, string>;
   oauth_config_id: string | null;
+  /** per_user_oauth: what a token is bound to (the caller's user, virtual key or session); null otherwise. */
+  flow_mode: 'user' | 'vk' | 'session' | null;
   /** The client's own allow-lists: a virtual key gets at most these. */
   tools_to_execute: string[];
   tools_to_auto_execute: string[];

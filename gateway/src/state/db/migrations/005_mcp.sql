@@ -14,9 +14,9 @@ CREATE TABLE mcp_clients (
   headers                   text,
   -- The OAuth configuration (auth_type `oauth` or `per_user_oauth`), else NULL.
   oauth_config_id           text,
-  -- The client's own allow-lists (what any virtual key can be given at most).
+  -- The client's own ceilings: a virtual key's mcp_configs decide (deny by default), within these.
   tools_to_execute          jsonb NOT NULL DEFAULT '["*"]'::jsonb,
-  tools_to_auto_execute     jsonb NOT NULL DEFAULT '[]'::jsonb,
+  tools_to_auto_execute     jsonb NOT NULL DEFAULT '["*"]'::jsonb,
   -- Tool name -> USD per execution.
   tool_pricing              jsonb NOT NULL DEFAULT '{}'::jsonb,
   is_ping_available         boolean NOT NULL DEFAULT true,
@@ -53,9 +53,13 @@ CREATE TABLE oauth_configs (
   server_url        text,
   revocation_url    text,
   scopes            jsonb NOT NULL DEFAULT '[]'::jsonb,
+  -- Per-user configurations: what a token is bound to ('user', 'vk' or 'session'); NULL for server-level.
+  flow_mode         text CHECK (flow_mode IN ('user', 'vk', 'session')),
   -- The redirect_uri the client was registered / authorized with (a change clears a registration).
   redirect_uri      text,
-  -- Until when a pending authorization may complete.
+  -- Server-level, while pending: the URL the admin opens (also shown in an MCPClient resource's status) and
+  -- until when that authorization request may complete.
+  authorize_request_url text,
   expires_at        timestamptz,
   created_at        timestamptz NOT NULL DEFAULT now(),
   updated_at        timestamptz NOT NULL DEFAULT now()

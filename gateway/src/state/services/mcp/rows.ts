@@ -34,7 +34,9 @@ export interface McpClientLog {
 
 /** Every client, secrets opened; a client whose headers cannot be opened is left out and reported. */
 export async function readMcpClients(q: Queryable, box: SecretBox, log: McpClientLog): Promise<McpClientRecord[]> {
-  const { rows } = await q.query<McpClientRow & Record<string, unknown>>('SELECT * FROM mcp_clients ORDER BY name');
+  const { rows } = await q.query<McpClientRow & { flow_mode: McpClientRecord['flow_mode'] } & Record<string, unknown>>(
+    `SELECT c.*, o.flow_mode FROM mcp_clients c LEFT JOIN oauth_configs o ON o.id = c.oauth_config_id ORDER BY c.name`,
+  );
   const out: McpClientRecord[] = [];
   for (const row of rows) {
     try {
@@ -46,7 +48,10 @@ export async function readMcpClients(q: Queryable, box: SecretBox, log: McpClien
   return out;
 }
 
-export function toRecord(row: McpClientRow, box: SecretBox): McpClientRecord {
+export function toRecord(
+  row: McpClientRow & { flow_mode?: McpClientRecord['flow_mode'] | undefined },
+  box: SecretBox,
+): McpClientRecord {
   const headers = row.headers ? (JSON.parse(box.open(row.headers)) as Record<string, string>) : {};
   return {
     id: row.id,
@@ -56,6 +61,7 @@ export function toRecord(row: McpClientRow, box: SecretBox): McpClientRecord {
     auth_type: row.auth_type,
     headers,
     oauth_config_id: row.oauth_config_id,
+    flow_mode: row.flow_mode ?? null,
     tools_to_execute: row.tools_to_execute,
     tools_to_auto_execute: row.tools_to_auto_execute,
     tool_pricing: row.tool_pricing,

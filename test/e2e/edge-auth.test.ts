@@ -67,7 +67,19 @@ describe('route census', () => {
     expect(routes.length).toBeGreaterThan(30);
     for (const r of routes) expect(r.scheme, `${r.method} ${r.url}`).toBeDefined();
     const pub = routes.filter((r) => r.scheme === 'public').map((r) => r.url);
-    expect(new Set(pub)).toEqual(new Set(['/health', '/ready', '/metrics', '/openapi.json']));
+    expect(new Set(pub)).toEqual(
+      new Set([
+        '/health',
+        '/ready',
+        '/metrics',
+        '/openapi.json',
+        // Browser steps of MCP OAuth: the upstream's redirect back (single-use state) and the per-user consent
+        // page (the unguessable, expiring flow id is the capability).
+        '/api/oauth/callback',
+        '/api/oauth/consent/:id',
+        '/api/oauth/consent/:id/authorize',
+      ]),
+    );
     const byUrl = (u: string) => routes.find((r) => r.url === u)?.scheme;
     expect(byUrl('/api/governance/virtual-keys/quota')).toBe('virtual_key');
     expect(byUrl('/api/providers')).toBe('admin');

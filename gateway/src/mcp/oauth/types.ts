@@ -11,6 +11,8 @@ export interface OAuthConfigInput {
   registration_url?: string | undefined;
   server_url?: string | undefined;
   scopes?: string[] | undefined;
+  /** Per-user OAuth only: what a token is bound to (default `vk`). */
+  flow_mode?: 'user' | 'vk' | 'session' | undefined;
 }
 
 /** The answer to creating (or re-authorizing) a server-level OAuth client: where the admin authorizes. */

@@ -6,12 +6,15 @@ import type { ConfigFile } from '../config/schema.ts';
 import type { State } from '../state/index.ts';
 import { McpConnectionManager } from './connections/manager.ts';
 import { createOAuth } from './oauth/index.ts';
+import { PerUserOAuth } from './oauth/per-user/index.ts';
 import type { McpOAuth } from './oauth/types.ts';
 import type { McpConnections } from './types.ts';
 
 export interface Mcp {
   connections: McpConnections;
   oauth: McpOAuth;
+  /** Per-user OAuth: flows, the consent page, tokens bound to callers (the OAuth core attaches to it). */
+  perUser: PerUserOAuth;
   close(): Promise<void>;
 }
 
@@ -20,14 +23,22 @@ export interface McpDeps {
   file: ConfigFile;
   logger: Logger;
   now: () => number;
+  /** Set by createMcp for createOAuth: the core calls `perUser.attachCore(...)` and delegates per-user clients. */
+  perUser?: PerUserOAuth;
 }
 
 export function createMcp(deps: McpDeps): Mcp {
-  const oauth = createOAuth(deps);
+  const perUser = new PerUserOAuth({
+    db: deps.state.db,
+    logger: deps.logger,
+    externalUrl: () => deps.state.snapshot.client.mcp_external_client_url,
+  });
+  const oauth = createOAuth({ ...deps, perUser });
   const connections = new McpConnectionManager({ ...deps, credentials: oauth });
   return {
     connections,
     oauth,
+    perUser,
     async close() {
       await connections.close();
       await oauth.close();

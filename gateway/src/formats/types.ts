@@ -92,6 +92,44 @@ export interface FormatOperation<Req, Res, Chunk> {
   respond(res: Res, extra: ExtraFields): unknown;
   /** Absent: the operation does not stream. */
   readonly stream?: StreamCodec<Req, Chunk>;
+  /** Absent: the operation takes no function tools (no MCP tool injection, no auto-execution). */
+  readonly tools?: ToolCodec<Req, Res>;
   /** The route's entry in /openapi.json. */
   readonly doc: RouteDoc;
+}
+
+/** A function tool as the gateway adds it to a request (an MCP tool under its `<client>-<tool>` name). */
+export interface ToolDefinition {
+  name: string;
+  description?: string | undefined;
+  /** JSON Schema of the arguments (an object schema). */
+  parameters: Record<string, unknown>;
+}
+
+/** One function call in a model's answer. */
+export interface ToolCallOut {
+  /** The call's id (chat `tool_calls[].id`, Responses `call_id`). */
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them: a JSON text, not yet parsed. */
+  arguments: string;
+}
+
+/** A tool's result, as text for the model. */
+export interface ToolOutput {
+  id: string;
+  name: string;
+  output: string;
+}
+
+/** How an operation's requests carry function tools and its answers call them (the MCP tool loop's view). */
+export interface ToolCodec<Req, Res> {
+  /** Names of the function tools the request already declares (the caller's own win over MCP tools). */
+  declared(body: Req): ReadonlySet<string>;
+  /** Appends these tools to the request, after the caller's own (in place: the body is this request's own). */
+  addTools(body: Req, tools: readonly ToolDefinition[]): void;
+  /** The function calls the answer stops for; empty when the answer is final (or has several choices). */
+  calls(res: Res): ToolCallOut[];
+  /** The next request: the conversation with the answer's turn and the tools' outputs appended. */
+  next(body: Req, res: Res, outputs: readonly ToolOutput[]): Req;
 }

@@ -19,6 +19,7 @@ import type { FormatOperation, StreamEncoder } from '../formats/types.ts';
 import { type ExtraFields, toEnvelope } from '../http/errors.ts';
 import { RequestError } from '../http/request-error.ts';
 import { StreamWriter } from '../http/stream-writer.ts';
+import { injectTools } from '../mcp/injection/index.ts';
 import type { Runtime } from '../runtime.ts';
 
 type AnyOperation = FormatOperation<unknown, unknown, unknown>;
@@ -82,9 +83,11 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     startedAt,
   };
   let prepared: Prepared | undefined;
+  // The request-log row of the model call in flight: the request's own id, or an MCP tool loop's later step.
+  let stepId = id;
   const done = (e: Ending) =>
     finish(rt, {
-      id,
+      id: stepId,
       requestType,
       model,
       stream,
@@ -105,14 +108,31 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
   });
 
   try {
-    prepared = prepare(rt, input);
+    // A virtual key's MCP tools join the request's tools (mcp/injection); undefined when nothing was added.
+    const tools = injectTools(rt, op.tools, decoded.body, request.principal, request, ac.signal);
     if (!stream || !op.stream) {
-      const { value, outcome } = await runUnary(rt, op.spec, input, prepared);
-      done({ outcome, status: 200, usage: op.spec.usage(value), error: undefined, started: true });
+      const call = async (body: unknown, stepId_: string) => {
+        stepId = stepId_;
+        const stepInput = body === input.body ? input : { ...input, id: stepId_, body };
+        const p = prepare(rt, stepInput);
+        prepared = p;
+        const r = await runUnary(rt, op.spec, stepInput, p);
+        done({ outcome: r.outcome, status: 200, usage: op.spec.usage(r.value), error: undefined, started: true });
+        return { ...r, guard: p.guard };
+      };
+      let answer: Awaited<ReturnType<typeof call>>;
+      if (tools) {
+        const looped = await tools.run(input.body, id, call);
+        answer = looped.last;
+        reply.headers(looped.headers);
+      } else {
+        answer = await call(input.body, id);
+      }
       reply.header('x-gateway-request-id', id);
-      if (prepared.guard.headers) reply.headers(prepared.guard.headers);
-      return op.respond(value, extra(outcome));
+      if (answer.guard.headers) reply.headers(answer.guard.headers);
+      return op.respond(answer.value, extra(answer.outcome));
     }
+    prepared = prepare(rt, input);
     const encoder = op.stream.open(decoded.body, !prepared.guard.idle);
     const { value, outcome } = await runStream(rt, op.spec, input, prepared);
     const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };

@@ -27,7 +27,16 @@ import {
   TextCompletionView,
 } from '../../schemas/inference-views.ts';
 import { ResponsesRequest } from '../../schemas/responses.ts';
-import type { Decoded, FormatOperation, RequestParts, StreamCodec, StreamEncoder, WireFormat } from '../types.ts';
+import type {
+  Decoded,
+  FormatOperation,
+  RequestParts,
+  StreamCodec,
+  StreamEncoder,
+  ToolCodec,
+  WireFormat,
+} from '../types.ts';
+import { chatTools, responsesTools } from './tools.ts';
 
 interface ModelBody {
   model: string;
@@ -49,6 +58,8 @@ interface OpDef<Req extends ModelBody, Res, Chunk> {
   spec: OperationSpec<Req, Res, Chunk>;
   /** SSE framing: chat and text completions end with `data: [DONE]`; Responses events are named. */
   sse?: 'done-sentinel' | 'named-events';
+  /** Function tools: MCP tools are injected and auto-executed (chat and Responses). */
+  tools?: ToolCodec<Req, Res>;
   doc: { operationId: string; summary: string; tags: string[]; response: z.ZodType; example: Record<string, unknown> };
 }
 
@@ -143,8 +154,9 @@ function operation<Req extends ModelBody, Res extends object, Chunk extends obje
       return Object.assign(res, { extra_fields: extra });
     },
   };
-  if (def.sse && def.spec.stream) return { ...op, stream: sseCodec(def.spec, def.sse) };
-  return op;
+  const withTools = def.tools ? { ...op, tools: def.tools } : op;
+  if (def.sse && def.spec.stream) return { ...withTools, stream: sseCodec(def.spec, def.sse) };
+  return withTools;
 }
 
 export interface OpenAIOperations {
@@ -162,6 +174,7 @@ export function openaiOperations(format: WireFormat): OpenAIOperations {
       quickCheck: isPlainChatRequest,
       spec: chatOp,
       sse: 'done-sentinel',
+      tools: chatTools,
       doc: {
         operationId: 'createChatCompletion',
         summary: 'Create a chat completion',
@@ -197,6 +210,7 @@ export function openaiOperations(format: WireFormat): OpenAIOperations {
       schema: ResponsesRequest,
       spec: responsesOp,
       sse: 'named-events',
+      tools: responsesTools,
       doc: {
         operationId: 'createResponse',
         summary: 'Create a response (Responses API)',

@@ -1,0 +1,175 @@
+// MCP tool injection into inference: a virtual key's allowed MCP tools join the request's function tools
+// (`<client>-<tool>`, the caller's own tool of the same name wins), and on a unary request the calls the model
+// makes to auto-executable tools are run by the gateway in a bounded loop (loop.ts), every model call a full
+// inference of its own. The inference route calls `injectTools` once per request; with no MCP client in the
+// snapshot, or a caller that is not a virtual key, it returns at once and the body is untouched.
+import type { Logger } from 'pino';
+import type { ToolCallOut, ToolCodec, ToolDefinition } from '../../formats/types.ts';
+import type { Principal } from '../../http/auth.ts';
+import { GatewayError } from '../../http/errors.ts';
+import { timeOrderedId } from '../../state/ids.ts';
+import { messageOf } from '../../util/errors.ts';
+import { type BindingRequest, resolveBinding } from '../binding.ts';
+import { allowedTools, mayAutoExecute, type ToolCaller } from '../policy.ts';
+import { McpAuthError, type McpClientRecord, type McpConnections, type McpTool } from '../types.ts';
+import { parseArguments, resultText } from './calls.ts';
+import { runToolLoop } from './loop.ts';
+
+/** Model calls per request when the caller does not lower it; also the most a caller may ask for. */
+export const MAX_STEPS = 10;
+/** A caller may lower the bound for one request (`1`: no auto-execution). */
+export const MAX_STEPS_HEADER = 'x-gateway-mcp-max-steps';
+/** Answer headers of a request that went through the loop. */
+export const STEPS_HEADER = 'x-gateway-mcp-steps';
+export const STEP_IDS_HEADER = 'x-gateway-mcp-step-ids';
+export const BOUND_REACHED_HEADER = 'x-gateway-mcp-max-steps-reached';
+
+/** What injection needs of the Runtime. */
+export interface InjectionRuntime {
+  state: { snapshot: { mcpClients: ReadonlyMap<string, McpClientRecord> } };
+  mcp: { connections: McpConnections };
+  logger: Pick<Logger, 'info'>;
+  now: () => number;
+}
+
+/** One model call of the loop, under its own request id (its request-log row). */
+export type StepCall<S> = (body: unknown, stepId: string) => Promise<S>;
+
+export interface ToolInjection {
+  /** Runs the unary request with auto-execution; the answer headers say how many model calls it took. */
+  run<S extends { value: unknown }>(
+    body: unknown,
+    requestId: string,
+    call: StepCall<S>,
+  ): Promise<{ last: S; headers: Record<string, string> }>;
+}
+
+/**
+ * Adds the caller's MCP tools to `body` (in place). Undefined when nothing was added: no tool codec, not a
+ * virtual key, no MCP client, no allowed tool, or every allowed name already declared by the caller.
+ */
+export function injectTools(
+  rt: InjectionRuntime,
+  codec: ToolCodec<unknown, unknown> | undefined,
+  body: unknown,
+  principal: Principal | null,
+  request: BindingRequest,
+  signal: AbortSignal,
+): ToolInjection | undefined {
+  if (codec === undefined || principal?.kind !== 'virtual_key') return undefined;
+  const clients = rt.state.snapshot.mcpClients;
+  if (clients.size === 0) return undefined;
+  const caller: ToolCaller = { kind: 'virtual_key', vk: principal.vk };
+  const allowed = allowedTools(caller, clients, rt.mcp.connections.tools());
+  if (allowed.length === 0) return undefined;
+  const declared = codec.declared(body);
+  const added = allowed.filter((t) => !declared.has(t.qualifiedName));
+  if (added.length === 0) return undefined;
+  const maxSteps = maxStepsOf(request.headers[MAX_STEPS_HEADER]);
+  codec.addTools(body, added.map(definition));
+  const byName = new Map(added.map((t) => [t.qualifiedName, t]));
+  const ctx: CallContext = { rt, caller, principal, request, signal, byName };
+  return {
+    async run(first, requestId, call) {
+      const ids: string[] = [];
+      const result = await runToolLoop(first, {
+        codec,
+        maxSteps,
+        step: (b, n) => {
+          const id = n === 1 ? requestId : timeOrderedId();
+          ids.push(id);
+          return call(b, id);
+        },
+        autoExecutable: (c) => autoExecutable(ctx, c),
+        execute: (c, n) => execute(ctx, c, ids[n - 1] ?? requestId),
+      });
+      const out: Record<string, string> = { [STEPS_HEADER]: String(result.steps), [STEP_IDS_HEADER]: ids.join(', ') };
+      if (result.boundReached) out[BOUND_REACHED_HEADER] = 'true';
+      return { last: result.last, headers: out };
+    },
+  };
+}
+
+function definition(t: McpTool): ToolDefinition {
+  return { name: t.qualifiedName, description: t.description, parameters: t.inputSchema };
+}
+
+/** The header's bound, capped at MAX_STEPS; anything but a positive integer is refused. */
+export function maxStepsOf(value: string | string[] | undefined): number {
+  if (value === undefined) return MAX_STEPS;
+  const text = Array.isArray(value) ? value.join(',') : value;
+  if (!/^\s*[0-9]{1,6}\s*$/.test(text) || Number(text) < 1) {
+    throw new GatewayError('invalid_request', `${MAX_STEPS_HEADER}: expected an integer from 1 to ${MAX_STEPS}`, {
+      param: MAX_STEPS_HEADER,
+    });
+  }
+  return Math.min(Number(text), MAX_STEPS);
+}
+
+interface CallContext {
+  rt: InjectionRuntime;
+  caller: ToolCaller;
+  principal: Principal;
+  /** The calling request's headers and scheme: whose per-user token a call uses. */
+  request: BindingRequest;
+  signal: AbortSignal;
+  /** The MCP tools this request carries, by the name the model sees. */
+  byName: ReadonlyMap<string, McpTool>;
+}
+
+/** Only the MCP tools this request carries (a caller's own tool of the same name is the caller's to run). */
+function autoExecutable(ctx: CallContext, call: ToolCallOut): boolean {
+  const tool = ctx.byName.get(call.name);
+  const client = tool && ctx.rt.state.snapshot.mcpClients.get(tool.clientId);
+  return client !== undefined && tool !== undefined && mayAutoExecute(ctx.caller, client, tool.name);
+}
+
+/** Runs one call for the model: every failure becomes the text it reads (it may retry or tell the user). */
+async function execute(ctx: CallContext, call: ToolCallOut, stepId: string): Promise<string> {
+  const { rt } = ctx;
+  const tool = ctx.byName.get(call.name);
+  const client = tool && rt.state.snapshot.mcpClients.get(tool.clientId);
+  const startedAt = rt.now();
+  // The log line names the call, never its arguments or result (they may carry the user's data).
+  const log = (outcome: string) =>
+    rt.logger.info(
+      {
+        request_id: stepId,
+        mcp_client: client?.name ?? null,
+        tool: tool?.name ?? call.name,
+        call_id: call.id,
+        outcome,
+        duration_ms: Math.round((rt.now() - startedAt) * 100) / 100,
+      },
+      'mcp tool executed',
+    );
+  if (!tool || !client) {
+    log('unknown_tool');
+    return `Error: tool '${call.name}' is no longer available`;
+  }
+  const args = parseArguments(call.arguments);
+  if (!args.ok) {
+    log('invalid_arguments');
+    return `Error: ${args.message}`;
+  }
+  const binding = resolveBinding(client, ctx.principal, ctx.request);
+  if (!binding.ok) {
+    log('no_binding');
+    return `Error: ${binding.reason}`;
+  }
+  try {
+    const result = await rt.mcp.connections.call(client, tool.name, args.value, {
+      binding: binding.binding,
+      signal: ctx.signal,
+    });
+    log(result.isError ? 'tool_error' : 'ok');
+    return resultText(result);
+  } catch (err) {
+    if (err instanceof McpAuthError) {
+      log(err.code);
+      return `Error: ${err.message}${err.consentUrl ? ` (authorize at ${err.consentUrl})` : ''}`;
+    }
+    log('failed');
+    return `Error: tool call failed: ${messageOf(err)}`;
+  }
+}

@@ -35,7 +35,7 @@ const PLURAL: Record<KindName, string> = Object.fromEntries(KINDS.map((k) => [k.
 >; // KINDS lists exactly the five kinds
 
 /** Kinds whose rows are removed on delete, so they carry the finalizer. */
-const OWNS_ROWS = new Set<KindName>(['Provider', 'ProviderKey', 'VirtualKey', 'Budget']);
+const OWNS_ROWS = new Set<KindName>(['Provider', 'ProviderKey', 'VirtualKey', 'Budget', 'MCPClient']);
 
 export interface ManagerOptions {
   kc: KubeConfig;

@@ -107,6 +107,11 @@ export const Reason = {
   ReferenceNotFound: 'ReferenceNotFound',
   Conflict: 'Conflict',
   Deleting: 'Deleting',
-  NotSupported: 'NotSupported',
+  // MCPClient: the row is synced, but the gateway pods do not (yet) reach the server.
+  Connecting: 'Connecting',
+  ConnectionError: 'ConnectionError',
+  AuthorizationPending: 'AuthorizationPending',
+  AuthorizationFailed: 'AuthorizationFailed',
+  Revoked: 'Revoked',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -61,8 +61,11 @@ export const KINDS: readonly KindDefinition[] = [
     spec: MCPClientSpec,
     status: MCPClientStatus,
     columns: [
+      { name: 'Client', type: 'string', jsonPath: '.status.clientName' },
       { name: 'Type', type: 'string', jsonPath: '.spec.connectionType' },
       { name: 'Auth', type: 'string', jsonPath: '.spec.authType' },
+      { name: 'Connection', type: 'string', jsonPath: '.status.connectionState' },
+      { name: 'OAuth', type: 'string', jsonPath: '.status.oauthStatus', priority: 1 },
     ],
   },
   {

@@ -1,8 +1,10 @@
 // Which resources to reconcile again when one changes (pure, over the caches): a Provider's keys, a key's
-// VirtualKeys, a VirtualKey's Budgets, a Budget's VirtualKey, and every user of a changed Secret.
+// VirtualKeys, a VirtualKey's Budgets, a Budget's VirtualKey, an MCPClient's VirtualKeys, and every user of a
+// changed Secret.
 import { BudgetSpecCR } from '../crds/budget.ts';
 import { ProviderKeySpec } from '../crds/provider-key.ts';
 import { VirtualKeySpec } from '../crds/virtual-key.ts';
+import { mcpClientNameOfResource } from './mcp-client.ts';
 import { referencedSecrets } from './secrets.ts';
 import type { Caches, Resource } from './types.ts';
 import { generatedSecretName } from './virtual-key.ts';
@@ -39,8 +41,16 @@ export function dependents(kind: KindName | 'Secret', obj: Resource, caches: Cac
       const vk = vkName ? caches.virtualKeys.get(vkName) : undefined;
       return vk ? [{ kind: 'VirtualKey', obj: vk }] : [];
     }
-    case 'MCPClient':
-      return [];
+    case 'MCPClient': {
+      // VirtualKeys name a client by its gateway name; one naming a client that did not exist yet is refused
+      // by the gateway and waits for this event.
+      const clientName = mcpClientNameOfResource(obj);
+      if (!clientName) return [];
+      return caches.virtualKeys
+        .list()
+        .filter((vk) => VirtualKeySpec.safeParse(vk.spec).data?.mcpConfigs?.some((m) => m.mcpClientName === clientName))
+        .map((vk) => ({ kind: 'VirtualKey', obj: vk }));
+    }
     case 'Secret': {
       const users = (list: Resource[], k: KindName): Dependent[] =>
         list.filter((o) => referencedSecrets(o.spec).has(name)).map((o) => ({ kind: k, obj: o }));

@@ -18,3 +18,7 @@ export function budgetId(namespace: string, name: string): string {
 export function inlineBudgetId(namespace: string, virtualKey: string, place: string, index: number): string {
   return stableId('kubernetes', namespace, 'VirtualKey', virtualKey, place, String(index));
 }
+
+export function mcpClientId(namespace: string, name: string): string {
+  return stableId('kubernetes', namespace, 'MCPClient', name);
+}

@@ -48,7 +48,10 @@ export function fromStateError(err: unknown): ReadyOutcome {
     case 'not_found':
       return notReady(Reason.ReferenceNotFound, err.message);
     case 'invalid':
-      return /^(team_id|customer_id|provider_configs\[\d+\]\.key_ids)/.test(err.param ?? '')
+      // A team, customer, key or MCP client the spec names that does not exist (yet): fixed by creating it.
+      return /^(team_id|customer_id|provider_configs\[\d+\]\.key_ids|mcp_configs\[\d+\]\.mcp_client_name)/.test(
+        err.param ?? '',
+      )
         ? notReady(Reason.ReferenceNotFound, err.message)
         : notReady(Reason.InvalidSpec, err.message);
   }

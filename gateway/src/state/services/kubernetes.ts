@@ -20,9 +20,11 @@ interface OwnedRow {
   applied_hash: string | null;
 }
 
+type McpRow = OwnedRow & { id: string; name: string };
+
 /** A row owned by a resource: its kind, its key (provider name or row id) and the owner `namespace/name`. */
 export interface OwnedRowRef {
-  kind: 'Provider' | 'ProviderKey' | 'VirtualKey';
+  kind: 'Provider' | 'ProviderKey' | 'VirtualKey' | 'MCPClient';
   key: string;
   owner: string;
 }
@@ -30,11 +32,31 @@ export interface OwnedRowRef {
 const PROVIDER_ROW = 'SELECT source, owner_ref, applied_hash FROM providers WHERE name = $1';
 const PROVIDER_KEY_ROW = 'SELECT provider, source, owner_ref, applied_hash FROM provider_keys WHERE id = $1';
 const VIRTUAL_KEY_ROW = 'SELECT source, owner_ref, applied_hash FROM virtual_keys WHERE id = $1';
+const MCP_CLIENT_ROW = 'SELECT id, name, source, owner_ref, applied_hash FROM mcp_clients WHERE id = $1';
+const MCP_CLIENT_NAMED = 'SELECT id, name, source, owner_ref, applied_hash FROM mcp_clients WHERE name = $1';
+
+/** What the gateway reports about an MCP client row: the pods' connection state and, for OAuth, its state. */
+export interface McpClientStatus {
+  state: 'connected' | 'disconnected' | 'error';
+  state_message: string | null;
+  /** The OAuth configuration's state (`pending`, `authorized`, `failed`, `revoked`); the URL while pending. */
+  oauth?: { status: string; message?: string | undefined; authorize_url?: string | undefined } | undefined;
+}
+
+/** The part of the MCP client service the operator's write path uses (the REST API's create/update/delete). */
+export interface OwnedMcpClientService {
+  create(body: Record<string, unknown>, actor: Actor): Promise<unknown>;
+  update(id: string, body: Record<string, unknown>, actor: Actor): Promise<unknown>;
+  delete(id: string, actor: Actor): Promise<unknown>;
+  /** Throws not_found when there is no such client. */
+  status(id: string): Promise<McpClientStatus>;
+}
 
 export interface OwnedResourcesDeps {
   db: Db;
   providers: ProviderService;
   virtualKeys: VirtualKeyService;
+  mcpClients?: OwnedMcpClientService | undefined;
 }
 
 export class OwnedResources {
@@ -125,12 +147,58 @@ export class OwnedResources {
     await this.deps.virtualKeys.delete(id, kubernetes(owner)).catch(ignoreNotFound);
   }
 
+  /**
+   * Creates or updates MCP client `id` from an MCPClient resource; `body` is the full create input (static
+   * headers and the OAuth client secret included, from Secrets). A client of the same name that the API,
+   * config.json or another resource created is never taken over.
+   */
+  async applyMcpClient(owner: string, id: string, body: Record<string, unknown>): Promise<ApplyOutcome> {
+    const service = this.mcpClients();
+    const actor = kubernetes(owner);
+    const row = await this.row<McpRow>(MCP_CLIENT_ROW, id, 'client_id');
+    if (row) claim(row, owner, `MCP client ${row.name}`, 'MCPClient');
+    const name = typeof body.name === 'string' ? body.name : undefined;
+    if (name !== undefined && name !== row?.name) {
+      const { rows } = await this.deps.db.query<McpRow & Record<string, unknown>>(MCP_CLIENT_NAMED, [name]);
+      const holder = rows[0];
+      if (holder && holder.id !== id) claim(holder, owner, `MCP client ${name}`, 'MCPClient');
+    }
+    if (row) {
+      if (matches(row.applied_hash, body)) return 'unchanged';
+      // A rename moves the virtual keys' grants to the new name while their resources still name the old one:
+      // they must be written again (and be refused) rather than look unchanged.
+      if (name !== undefined && name !== row.name) await this.forgetVirtualKeysNaming(row.name);
+      await service.update(id, body, actor);
+    } else {
+      await service.create({ ...body, client_id: id }, actor);
+    }
+    await this.stamp('mcp_clients', 'id', id, owner, body);
+    return row ? 'updated' : 'created';
+  }
+
+  /** Removes MCP client `id` when `owner` owns it; anything else is left alone. */
+  async deleteMcpClient(owner: string, id: string): Promise<void> {
+    const row = await this.row<McpRow>(MCP_CLIENT_ROW, id, 'client_id');
+    if (row?.owner_ref !== owner) return;
+    // Deleting a client drops the grants of the keys that name it; a VirtualKey resource naming it must be
+    // written again (and be refused) instead of looking unchanged, and regain the grant once the client is back.
+    await this.forgetVirtualKeysNaming(row.name);
+    await this.mcpClients().delete(id, kubernetes(owner)).catch(ignoreNotFound);
+  }
+
+  /** What the gateway reports about MCP client `id` (for the MCPClient status). */
+  async mcpClientStatus(id: string): Promise<McpClientStatus> {
+    checkPathParam(id, 'client_id');
+    return this.mcpClients().status(id);
+  }
+
   /** Every row a Kubernetes resource owns, for the operator's sweep of rows whose resource is gone. */
   async listOwned(): Promise<OwnedRowRef[]> {
     const { rows } = await this.deps.db.query<OwnedRowRef & Record<string, unknown>>(
       `SELECT 'Provider' AS kind, name AS key, owner_ref AS owner FROM providers WHERE owner_ref IS NOT NULL
        UNION ALL SELECT 'ProviderKey', id, owner_ref FROM provider_keys WHERE owner_ref IS NOT NULL
-       UNION ALL SELECT 'VirtualKey', id, owner_ref FROM virtual_keys WHERE owner_ref IS NOT NULL`,
+       UNION ALL SELECT 'VirtualKey', id, owner_ref FROM virtual_keys WHERE owner_ref IS NOT NULL
+       UNION ALL SELECT 'MCPClient', id, owner_ref FROM mcp_clients WHERE owner_ref IS NOT NULL`,
     );
     return rows.map((r) => ({ kind: r.kind, key: r.key, owner: r.owner }));
   }
@@ -139,7 +207,23 @@ export class OwnedResources {
   async deleteOwned(ref: OwnedRowRef): Promise<void> {
     if (ref.kind === 'Provider') await this.deleteProvider(ref.owner, ref.key);
     else if (ref.kind === 'ProviderKey') await this.deleteProviderKey(ref.owner, ref.key);
+    else if (ref.kind === 'MCPClient') await this.deleteMcpClient(ref.owner, ref.key);
     else await this.deleteVirtualKey(ref.owner, ref.key);
+  }
+
+  private mcpClients(): OwnedMcpClientService {
+    const service = this.deps.mcpClients;
+    if (!service) throw new Error('the MCP client service is not wired into OwnedResources');
+    return service;
+  }
+
+  /** Clears the content digest of Kubernetes-owned virtual keys whose mcp_configs name client `name`. */
+  private async forgetVirtualKeysNaming(name: string): Promise<void> {
+    await this.deps.db.query(
+      `UPDATE virtual_keys SET applied_hash = NULL WHERE owner_ref IS NOT NULL
+         AND mcp_configs @> jsonb_build_array(jsonb_build_object('mcp_client_name', $1::text))`,
+      [name],
+    );
   }
 
   /** The owned row by name or id; a key no row can carry is refused as `param` before the query. */
@@ -150,7 +234,7 @@ export class OwnedResources {
   }
 
   private async stamp(
-    table: 'providers' | 'provider_keys' | 'virtual_keys',
+    table: 'providers' | 'provider_keys' | 'virtual_keys' | 'mcp_clients',
     keyColumn: 'name' | 'id',
     key: string,
     owner: string,

@@ -10,6 +10,7 @@ import { PriceCache } from './governance/pricing/cache.ts';
 import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { buildAuthIndex } from './http/auth.ts';
 import { createMcp, type Mcp } from './mcp/index.ts';
+import { checkOutboundUrl, OutboundAllowList } from './mcp/ssrf.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
@@ -18,6 +19,7 @@ import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
+import { applyMcpConfig } from './state/services/mcp/config-file.ts';
 import { DirSpool, spoolDirFor } from './state/spool.ts';
 
 export interface BootOptions {
@@ -78,9 +80,15 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   let logWriter: LogWriter | undefined;
   let mcp: Mcp | undefined;
   try {
+    // Before config.json is applied: its MCP clients go through the SSRF guard and, for OAuth, the OAuth part.
+    mcp = createMcp({ state, file, logger, now: () => Date.now() });
+    const outbound = new OutboundAllowList(file.mcp.allowed_private_networks);
+    state.mcpClients.attach({ oauth: mcp.oauth, checkUrl: (url) => checkOutboundUrl(url, outbound) });
     if (opts.file || env.configPath) {
       await state.clientConfig.applyConfigFile(file.client);
       await state.providers.applyConfigFile(file);
+      // Before governance: the file's virtual keys may name these clients.
+      await applyMcpConfig(state, file);
       await applyGovernanceConfig(state, file);
     }
     const configuredAdmin = Boolean(env.adminApiKey) || file.auth.admin_api_keys.length > 0;
@@ -99,7 +107,6 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       onDropped: (rows) => metrics.logsDropped.inc(rows),
     });
     const writer = logWriter;
-    mcp = createMcp({ state, file, logger, now: () => Date.now() });
     metrics.watchLogQueue(() => writer.pending);
     const rt: Runtime = {
       env,

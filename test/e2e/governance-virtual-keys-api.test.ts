@@ -11,7 +11,10 @@ const VK = '/api/governance/virtual-keys';
 let gw: TestGateway;
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } } });
+  // Virtual keys' mcp_configs name an existing MCP client (disabled: nothing listens there).
+  const fs = { name: 'fs', connection_type: 'http', connection_string: 'http://127.0.0.1:9/mcp', disabled: true };
+  expect((await gw.admin('/api/mcp/client', { method: 'POST', body: fs })).status).toBe(200);
   for (const [provider, id] of [
     ['openai', 'oa-1'],
     ['openai', 'oa-2'],
@@ -122,6 +125,11 @@ const BAD: [string, Json, string][] = [
   ['team and customer', { team_id: 'team-1', customer_id: 'cust-1' }, 'team_id or customer_id, not both'],
   ['unknown team', { team_id: 'no-such-team' }, 'team_id: no team with id no-such-team'],
   ['unknown customer', { customer_id: 'no-such-customer' }, 'customer_id'],
+  [
+    'unknown MCP client',
+    { mcp_configs: [mcp({}), mcp({ mcp_client_name: 'no_such_client' })] },
+    'mcp_configs[1].mcp_client_name: there is no MCP client named "no_such_client"',
+  ],
   [
     'unknown key id',
     { provider_configs: [pc({ key_ids: ['oa-1', 'missing-key'] })] },

@@ -7,7 +7,10 @@ import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
 let gw: TestGateway;
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } } });
+  // Virtual keys' mcp_configs name an existing MCP client (disabled: nothing listens there).
+  const fs = { name: 'fs', connection_type: 'http', connection_string: 'http://127.0.0.1:9/mcp', disabled: true };
+  expect((await gw.admin('/api/mcp/client', { method: 'POST', body: fs })).status).toBe(200);
   for (const provider of ['openai', 'azure', 'bedrock']) {
     expect((await gw.admin('/api/providers', { method: 'POST', body: { provider } })).status).toBe(201);
   }

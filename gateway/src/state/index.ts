@@ -22,6 +22,7 @@ import { RoutingRuleService } from './services/governance/routing-rules.ts';
 import { TeamService } from './services/governance/teams.ts';
 import { VirtualKeyService } from './services/governance/virtual-keys.ts';
 import { OwnedResources } from './services/kubernetes.ts';
+import { McpClientService } from './services/mcp/clients.ts';
 import { ProviderService } from './services/providers.ts';
 import { Snapshot, type SnapshotLogger } from './snapshot.ts';
 
@@ -64,6 +65,8 @@ export interface State {
   pricingOverrides: PricingOverrideService;
   routingRules: RoutingRuleService;
   rateLimits: RateLimitService;
+  /** MCP clients (upstream tool servers); the gateway attaches OAuth and the SSRF guard at start. */
+  mcpClients: McpClientService;
   /** The operator's write path: rows owned by Kubernetes resources. */
   owned: OwnedResources;
   /** Budget reservations and rate counters (atomic, shared across pods). */
@@ -129,6 +132,7 @@ export async function openState(opts: StateOptions): Promise<State> {
   const catalog = opts.catalog;
   const providers = new ProviderService({ db, box, catalog, publish });
   const virtualKeys = new VirtualKeyService({ db, catalog, publish, usage });
+  const mcpClients = new McpClientService({ db, box, publish });
   return {
     db,
     coord,
@@ -143,7 +147,8 @@ export async function openState(opts: StateOptions): Promise<State> {
     pricingOverrides: new PricingOverrideService({ db, catalog, publish }),
     routingRules: new RoutingRuleService({ db, catalog, publish }),
     rateLimits: new RateLimitService({ db, counts: rateCountsFn(counters, now) }),
-    owned: new OwnedResources({ db, providers, virtualKeys }),
+    mcpClients,
+    owned: new OwnedResources({ db, providers, virtualKeys, mcpClients }),
     counters,
     charges,
     async close() {

@@ -29,6 +29,11 @@ describe.each(DRIVERS)('on $name', (driver) => {
     const providers = new ProviderService({ db, box: createSecretBox(undefined), catalog: providerCatalog, publish });
     await providers.create({ provider: 'openai' }, API);
     await providers.addKey('openai', { id: 'oa-1', value: 'sk-openai-1', models: ['*'] }, API);
+    // mcp_configs name existing MCP clients.
+    await db.query(
+      `INSERT INTO mcp_clients (id, name, connection_type, connection_string, auth_type, source)
+       VALUES ('mcp-fs', 'fs', 'http', 'https://fs.example.com/mcp', 'none', 'api')`,
+    );
     svc = new VirtualKeyService({ db, catalog: providerCatalog, publish, usage: async () => new Map() });
   });
   afterAll(async () => {

@@ -102,6 +102,11 @@ describe.each(DRIVERS)('on $name', (driver) => {
     await providers.addKey('anthropic', { id: 'an-1', value: 'sk-ant-1', models: ['*'] }, API);
     await db.query(`INSERT INTO teams (id, name, source) VALUES ('team-1', 'Team one', 'api')`);
     await db.query(`INSERT INTO customers (id, name, source) VALUES ('cust-1', 'Customer one', 'api')`);
+    // mcp_configs name existing MCP clients.
+    await db.query(
+      `INSERT INTO mcp_clients (id, name, connection_type, connection_string, auth_type, source)
+       VALUES ('mcp-files', 'files', 'http', 'https://files.example.com/mcp', 'none', 'api')`,
+    );
     const publish = async (e: ChangeEvent) => {
       events.push(e);
     };
@@ -225,6 +230,13 @@ describe.each(DRIVERS)('on $name', (driver) => {
         [
           { name: 'x', mcp_configs: [{ mcp_client_name: 'm', tools_to_execute: ['a'], tools_to_auto_execute: ['b'] }] },
           'tools_to_auto_execute',
+        ],
+        [
+          {
+            name: 'x',
+            mcp_configs: [{ mcp_client_name: 'files', tools_to_execute: ['*'] }, { mcp_client_name: 'gone' }],
+          },
+          'mcp_configs[1].mcp_client_name: there is no MCP client named "gone"',
         ],
         [{ name: 'x', value: 'sk-vk-short' }, 'value'],
         [{ name: 'x', value: 'sk-other-0123456789abcdefghij' }, 'value'],

@@ -32,10 +32,10 @@ type Named = keyof typeof NAMED;
 export async function applyGovernanceConfig(deps: GovernanceConfigDeps, file: ConfigFile): Promise<void> {
   const gov = file.governance;
   for (const [i, team] of gov.teams.entries()) {
-    await at(`governance.teams[${i}]`, () => deps.teams.applyConfig(team));
+    await atPath(`governance.teams[${i}]`, () => deps.teams.applyConfig(team));
   }
   for (const [i, customer] of gov.customers.entries()) {
-    await at(`governance.customers[${i}]`, () => deps.customers.applyConfig(customer));
+    await atPath(`governance.customers[${i}]`, () => deps.customers.applyConfig(customer));
   }
   // Compatibility mode: a key without provider configs gets every configured provider (1.4.x: allow all).
   const providers =
@@ -51,7 +51,7 @@ export async function applyGovernanceConfig(deps: GovernanceConfigDeps, file: Co
       file.version === 1 && body.provider_configs.length === 0
         ? providers.map((provider) => ({ provider, allowed_models: ['*'], key_ids: ['*'] }))
         : body.provider_configs;
-    await at(path, () => deps.virtualKeys.applyConfig({ ...body, provider_configs, team_id, customer_id }));
+    await atPath(path, () => deps.virtualKeys.applyConfig({ ...body, provider_configs, team_id, customer_id }));
   }
   for (const [i, override] of gov.pricing_overrides.entries()) {
     const path = `governance.pricing_overrides[${i}]`;
@@ -59,7 +59,7 @@ export async function applyGovernanceConfig(deps: GovernanceConfigDeps, file: Co
       override.scope === 'virtual_key'
         ? await idOf(deps.db, 'virtual_key', override.scope_id ?? '', `${path}.scope_id`)
         : override.scope_id;
-    await at(path, () => deps.pricingOverrides.applyConfig({ ...override, scope_id }));
+    await atPath(path, () => deps.pricingOverrides.applyConfig({ ...override, scope_id }));
   }
   for (const [i, rule] of gov.routing_rules.entries()) {
     const path = `governance.routing_rules[${i}]`;
@@ -67,7 +67,7 @@ export async function applyGovernanceConfig(deps: GovernanceConfigDeps, file: Co
       rule.scope === 'global'
         ? rule.scope_id
         : await idOf(deps.db, rule.scope, rule.scope_id ?? '', `${path}.scope_id`);
-    await at(path, () => deps.routingRules.applyConfig({ ...rule, scope_id }));
+    await atPath(path, () => deps.routingRules.applyConfig({ ...rule, scope_id }));
   }
 }
 
@@ -82,8 +82,11 @@ async function idOf(db: Queryable, kind: Named, name: string, path: string): Pro
   return id;
 }
 
-/** Runs one entry's write; a validation or conflict error is reported at the entry's path in the file. */
-async function at(path: string, fn: () => Promise<unknown>): Promise<void> {
+/**
+ * Runs one entry's write; a validation or conflict error is reported at the entry's path in the file. (The `mcp`
+ * section's loader uses it too.)
+ */
+export async function atPath(path: string, fn: () => Promise<unknown>): Promise<void> {
   try {
     await fn();
   } catch (err) {

@@ -6,6 +6,7 @@ import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../catalog.ts';
+import { firstUnknownClient } from '../mcp/vk-refs.ts';
 import { usdToNano } from './budgets.ts';
 import type { BudgetInput, VirtualKeyInput } from './validate.ts';
 
@@ -17,7 +18,7 @@ export interface ExistingChildren {
 
 export const NO_CHILDREN: ExistingChildren = { configIds: new Map(), budgetIds: new Set() };
 
-/** Team, customer and provider key ids named by the input must exist; else 400 naming the field. */
+/** Team, customer, provider key ids and MCP client names named by the input must exist; else 400 naming the field. */
 export async function checkReferences(tx: Queryable, input: VirtualKeyInput): Promise<void> {
   if (input.team_id !== null) {
     const { rowCount } = await tx.query('SELECT 1 FROM teams WHERE id = $1', [input.team_id]);
@@ -45,6 +46,15 @@ export async function checkReferences(tx: Queryable, input: VirtualKeyInput): Pr
         param,
       );
     }
+  }
+  const unknown = await firstUnknownClient(
+    tx,
+    input.mcp_configs.map((m) => m.mcp_client_name),
+  );
+  if (unknown >= 0) {
+    const param = `mcp_configs[${unknown}].mcp_client_name`;
+    const name = input.mcp_configs[unknown]?.mcp_client_name;
+    throw new StateError('invalid', `${param}: there is no MCP client named "${name}"`, param);
   }
 }
 

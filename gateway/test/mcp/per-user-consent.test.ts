@@ -132,7 +132,8 @@ describe('adminStart', () => {
       keys,
     );
     const own = bindingFor(client(), { kind: 'virtual_key', vk: key('vk1') }, { 'x-gateway-user-id': 'bob' });
-    expect(s.binding).toMatchObject({ kind: own?.kind, id: own?.id });
+    expect(own).toMatchObject({ kind: 'user', id: 'vk:vk1/bob' });
+    expect(s.binding).toMatchObject({ kind: 'user', id: 'vk:vk1/bob' });
     expect(s.ttlMs).toBe(60_000);
   });
 

@@ -116,7 +116,7 @@ describe('status reasons', () => {
     expect(r.message).toContain('value: required');
   });
 
-  it('MCPClient: validated, its Secrets checked, reported NotSupported until MCP lands', async () => {
+  it('MCPClient: SecretNotFound until its headers Secret exists, then synced (a disabled client needs no connection)', async () => {
     ok(
       await c.apply('mcp', [
         {
@@ -128,6 +128,7 @@ describe('status reasons', () => {
             connectionString: 'https://mcp.example.com/mcp',
             authType: 'headers',
             headersFrom: { secretRef: { name: 'mcp-headers' } },
+            disabled: true,
           },
         },
       ]),
@@ -141,7 +142,7 @@ describe('status reasons', () => {
         { apiVersion: 'v1', kind: 'Secret', metadata: meta('mcp-headers'), stringData: { 'x-token': 't' } },
       ]),
     );
-    await until('mcpclients.modelgateway.io', 'tools', { status: 'False', reason: 'NotSupported' });
+    await until('mcpclients.modelgateway.io', 'tools', { status: 'True', reason: 'Ready' });
     // Each transition is an Event on the resource, as `kubectl describe` shows it.
     const events = JSON.parse(
       ok(
@@ -160,7 +161,7 @@ describe('status reasons', () => {
     expect(events.items.map((e) => [e.involvedObject.kind, e.type, e.reason])).toEqual(
       expect.arrayContaining([
         ['MCPClient', 'Warning', 'SecretNotFound'],
-        ['MCPClient', 'Warning', 'NotSupported'],
+        ['MCPClient', 'Normal', 'Synced'],
       ]),
     );
   });

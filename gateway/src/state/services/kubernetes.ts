@@ -10,6 +10,7 @@ import type { Actor } from './catalog.ts';
 import type { VirtualKeyService } from './governance/virtual-keys.ts';
 import { isValueShaped, VALUE_RULE } from './governance/virtual-keys-value.ts';
 import { checkPathParam } from './input.ts';
+import type { McpClientService, McpClientStatus } from './mcp/clients.ts';
 import type { ProviderService } from './providers.ts';
 
 export type ApplyOutcome = 'created' | 'updated' | 'unchanged';
@@ -35,22 +36,8 @@ const VIRTUAL_KEY_ROW = 'SELECT source, owner_ref, applied_hash FROM virtual_key
 const MCP_CLIENT_ROW = 'SELECT id, name, source, owner_ref, applied_hash FROM mcp_clients WHERE id = $1';
 const MCP_CLIENT_NAMED = 'SELECT id, name, source, owner_ref, applied_hash FROM mcp_clients WHERE name = $1';
 
-/** What the gateway reports about an MCP client row: the pods' connection state and, for OAuth, its state. */
-export interface McpClientStatus {
-  state: 'connected' | 'disconnected' | 'error';
-  state_message: string | null;
-  /** The OAuth configuration's state (`pending`, `authorized`, `failed`, `revoked`); the URL while pending. */
-  oauth?: { status: string; message?: string | undefined; authorize_url?: string | undefined } | undefined;
-}
-
 /** The part of the MCP client service the operator's write path uses (the REST API's create/update/delete). */
-export interface OwnedMcpClientService {
-  create(body: Record<string, unknown>, actor: Actor): Promise<unknown>;
-  update(id: string, body: Record<string, unknown>, actor: Actor): Promise<unknown>;
-  delete(id: string, actor: Actor): Promise<unknown>;
-  /** Throws not_found when there is no such client. */
-  status(id: string): Promise<McpClientStatus>;
-}
+export type OwnedMcpClientService = Pick<McpClientService, 'create' | 'update' | 'delete' | 'status'>;
 
 export interface OwnedResourcesDeps {
   db: Db;

@@ -139,8 +139,8 @@ describe.each(DRIVERS)('per-user flows on $name', ({ open }) => {
     const identity = { ...VK_USER, binding_id: 'vk:vk1/erin', user_id: 'vk:vk1/erin' };
     const f = await openFor(identity, 1);
     await new Promise((r) => setTimeout(r, 20));
-    expect(await flows.markAuthorized(f.flow.id)).toBe(false);
     expect(await flows.get(f.flow.id)).toMatchObject({ status: 'expired' });
+    expect(await flows.markAuthorized(f.flow.id)).toBe(false);
     const next = await openFor(identity);
     expect(next.created).toBe(true);
     expect(next.flow.id).not.toBe(f.flow.id);

@@ -245,11 +245,14 @@ export class PerUserFlowService {
     return rows.map((r) => flowDetail(toRecord(r)));
   }
 
-  /** pending → authorized; false when the flow is no longer pending (expired, or completed by another pod). */
+  /**
+   * pending → authorized; false when the flow is no longer pending (read as expired, or completed by another pod).
+   * The callback's single-use state lives exactly as long as the flow, so a token that arrives was asked in time.
+   */
   async markAuthorized(id: string, q: Queryable = this.db): Promise<boolean> {
     const r = await q.query(
       `UPDATE oauth_user_flows SET status = 'authorized', status_message = NULL, updated_at = now()
-       WHERE id = $1 AND status = 'pending' AND expires_at > now()`,
+       WHERE id = $1 AND status = 'pending'`,
       [id],
     );
     return r.rowCount === 1;

@@ -8,10 +8,10 @@ import type { ToolCallOut, ToolCodec, ToolDefinition } from '../../formats/types
 import type { Principal } from '../../http/auth.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { timeOrderedId } from '../../state/ids.ts';
-import { messageOf } from '../../util/errors.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
+import { authErrorOf, describeError } from '../connections/errors.ts';
 import { allowedTools, mayAutoExecute, type ToolCaller } from '../policy.ts';
-import { McpAuthError, type McpClientRecord, type McpConnections, type McpTool } from '../types.ts';
+import type { McpClientRecord, McpConnections, McpTool } from '../types.ts';
 import { parseArguments, resultText } from './calls.ts';
 import { runToolLoop } from './loop.ts';
 
@@ -165,11 +165,13 @@ async function execute(ctx: CallContext, call: ToolCallOut, stepId: string): Pro
     log(result.isError ? 'tool_error' : 'ok');
     return resultText(result);
   } catch (err) {
-    if (err instanceof McpAuthError) {
-      log(err.code);
-      return `Error: ${err.message}${err.consentUrl ? ` (authorize at ${err.consentUrl})` : ''}`;
+    // An McpAuthError's message says what to do (delete and recreate, or the consent link to open).
+    const auth = authErrorOf(err);
+    if (auth) {
+      log(auth.code);
+      return `Error: ${auth.message}`;
     }
     log('failed');
-    return `Error: tool call failed: ${messageOf(err)}`;
+    return `Error: tool call failed: ${describeError(err)}`;
   }
 }

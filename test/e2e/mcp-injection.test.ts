@@ -1,0 +1,382 @@
+// MCP tool injection and the auto-execute loop on a real gateway (Postgres + Redis): MCP SDK tool servers as the
+// upstream tool servers (created through /api/mcp/client), a fake OpenAI upstream as the model, the official
+// openai SDK as the caller with a virtual key. What the upstream receives (the key's tools, nothing else), the
+// loop for chat and Responses (the second model call carries the tool result), calls that go back to the caller,
+// the bound, streams, and every step charged to the key and logged.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
+import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
+import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { waitFor } from '../harness/wait.ts';
+import {
+  adminJson,
+  budgetsOf,
+  createVk,
+  type Json,
+  logOf,
+  pc,
+  waitFor as poll,
+  usd,
+  VK,
+} from './governance-helpers.ts';
+
+let gw: TestGateway;
+let openai: OpenAIFake;
+let files: McpToolServer;
+let web: McpToolServer;
+/** files: read, write, fail (auto: read, fail); no web tools. */
+let keyA: { id: string; value: string; view: Json };
+/** No mcp_configs at all. */
+let keyB: { id: string; value: string; view: Json };
+
+const MODEL = 'openai/gpt-4o-mini';
+
+beforeAll(async () => {
+  [openai, files, web] = await Promise.all([
+    createOpenAIFake().start(),
+    startMcpToolServer({
+      transport: 'http',
+      tools: [
+        echoTool('read'),
+        echoTool('write'),
+        echoTool('delete'),
+        {
+          name: 'fail',
+          description: 'always fails',
+          handler: () => {
+            throw new Error('disk on fire');
+          },
+        },
+      ],
+    }),
+    startMcpToolServer({ transport: 'sse', tools: [echoTool('search')] }),
+  ]);
+  gw = await startTestGateway({
+    config: {
+      providers: {
+        openai: {
+          network_config: { base_url: openai.url, max_retries: 0 },
+          keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaa', models: ['*'] }],
+        },
+      },
+      mcp: { allowed_private_networks: ['127.0.0.0/8'] },
+    },
+  });
+  // Every output token costs 0.0025 USD, so each step has a cost of its own.
+  await adminJson(gw, '/api/governance/pricing-overrides', 'POST', {
+    scope: 'global',
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    input_cost_per_token: 0,
+    output_cost_per_token: 0.0025,
+  });
+  await addClient({
+    name: 'files',
+    connection_type: 'http',
+    connection_string: files.url,
+    // The client's own ceiling: `delete` is never executable, whatever a key says.
+    tools_to_execute: ['read', 'write', 'fail'],
+    tools_to_auto_execute: ['read', 'fail'],
+  });
+  await addClient({ name: 'web', connection_type: 'sse', connection_string: web.url });
+  keyA = await createVk(gw, {
+    provider_configs: [pc('openai')],
+    budgets: [{ max_limit: 1000, reset_duration: '1d' }],
+    mcp_configs: [{ mcp_client_name: 'files', tools_to_execute: ['*'], tools_to_auto_execute: ['read', 'fail'] }],
+  });
+  keyB = await createVk(gw, { provider_configs: [pc('openai')] });
+});
+afterAll(async () => {
+  await gw?.close();
+  await Promise.all([openai?.stop(), files?.close(), web?.close()]);
+});
+beforeEach(() => {
+  openai.reset();
+  files.calls.length = 0;
+});
+
+async function addClient(body: Json): Promise<void> {
+  const created = await adminJson(gw, '/api/mcp/client', 'POST', body);
+  const id = String((created['client'] as Json)['client_id']); // the create answer's client view
+  await waitFor(
+    async () => {
+      const view = await adminJson(gw, `/api/mcp/client/${id}`);
+      return view['state'] === 'connected' && Array.isArray(view['tools']) && view['tools'].length > 0;
+    },
+    15_000,
+    `MCP client ${String(body['name'])} connected`,
+  );
+}
+
+function sdk(key: string, headers: Record<string, string> = {}): OpenAI {
+  return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: headers });
+}
+
+const body = (i: number): Json => openai.requests[i]?.json as Json; // the fake records parsed JSON bodies
+const toolNames = (b: Json): unknown[] =>
+  ((b['tools'] as Json[] | undefined) ?? []).map((t) => (t['function'] as Json | undefined)?.['name'] ?? t['name']);
+
+type SdkToolCall = OpenAI.Chat.Completions.ChatCompletionMessageToolCall;
+const fnName = (c: SdkToolCall): string | undefined => (c.type === 'function' ? c.function.name : undefined);
+const fnArgs = (c: SdkToolCall | undefined): string | undefined =>
+  c?.type === 'function' ? c.function.arguments : undefined;
+
+/** A chat answer (OpenAI wire format) that calls `calls`, as the model would. */
+function chatCalls(calls: { name: string; args?: Json }[]): Json {
+  return {
+    id: `chatcmpl-scripted-${Math.random().toString(36).slice(2)}`,
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'gpt-4o-mini',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: calls.map((c, i) => ({
+            id: `call_${i}_${Math.random().toString(36).slice(2, 8)}`,
+            type: 'function',
+            function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) },
+          })),
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 },
+  };
+}
+
+describe('tool injection', () => {
+  it('gives the upstream exactly the key’s allowed tools with their descriptions and schemas', async () => {
+    const r = await sdk(keyA.value).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      tool_choice: 'none',
+    });
+    expect(r.choices[0]?.message.content).toContain('Echo from gpt-4o-mini');
+    expect(openai.requests).toHaveLength(1);
+    const tools = body(0)['tools'] as Json[];
+    // Not web-search (no mcp_configs entry), not files-delete (above the client's ceiling).
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect(tools[0]).toEqual({
+      type: 'function',
+      function: {
+        name: 'files-read',
+        description: 'echoes its arguments (read)',
+        parameters: { type: 'object', properties: { text: { type: 'string' } } },
+      },
+    });
+  });
+
+  it('gives a key without an mcp_configs entry no tools, and leaves its body untouched', async () => {
+    await sdk(keyB.value).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+    expect(body(0)['tools']).toBeUndefined();
+    expect(files.calls).toHaveLength(0);
+  });
+
+  it('keeps the caller’s own tool of the same name, whose call goes back to the caller', async () => {
+    const r = await sdk(keyA.value).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'function', function: { name: 'files-read', parameters: { type: 'object' } } }],
+    });
+    // The fake calls the first tool: the caller's.
+    expect(r.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { name: 'files-read' } });
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect((body(0)['tools'] as Json[])[0]).toEqual({
+      type: 'function',
+      function: { name: 'files-read', parameters: { type: 'object' } },
+    });
+    expect(openai.requests).toHaveLength(1);
+    expect(files.calls).toHaveLength(0);
+  });
+
+  it('injects on /compat-a too (OpenAI’s own paths, a bare model)', async () => {
+    const compat = new OpenAI({ baseURL: `${gw.url}/compat-a/v1`, apiKey: keyA.value, maxRetries: 0 });
+    await compat.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      tool_choice: 'none',
+    });
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+  });
+
+  it('injects into Responses requests as non-strict function tools', async () => {
+    await sdk(keyA.value).responses.create({ model: MODEL, input: 'hi' });
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect((body(0)['tools'] as Json[])[0]).toMatchObject({ type: 'function', name: 'files-read', strict: false });
+  });
+});
+
+describe('auto-execution', () => {
+  it('chat: runs the tool, calls the model again with its result, answers the final text', async () => {
+    const { data, response } = await sdk(keyA.value)
+      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'look it up' }] })
+      .withResponse();
+    // The fake called files-read with {query: <last user text>}; the gateway ran it.
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { query: 'look it up' } })]);
+    expect(openai.requests).toHaveLength(2);
+    const messages = body(1)['messages'] as Json[];
+    expect(messages).toHaveLength(3);
+    const call: Json = (messages[1]?.['tool_calls'] as Json[] | undefined)?.[0] ?? {}; // the assistant turn sent back
+    expect(messages[1]).toMatchObject({ role: 'assistant', content: null });
+    expect(call['function']).toEqual({ name: 'files-read', arguments: '{"query":"look it up"}' });
+    expect(messages[2]).toEqual({
+      role: 'tool',
+      tool_call_id: call['id'],
+      content: 'read:{"query":"look it up"}',
+    });
+    expect(data.choices[0]?.message.content).toBe('Echo from gpt-4o-mini: look it up');
+    expect(response.headers.get('x-gateway-mcp-steps')).toBe('2');
+    expect(response.headers.get('x-gateway-mcp-max-steps-reached')).toBeNull();
+  });
+
+  it('Responses: the second request carries the function_call and its function_call_output', async () => {
+    openai.script({
+      pathIncludes: '/responses',
+      status: 200,
+      body: {
+        id: 'resp_scripted',
+        object: 'response',
+        created_at: 1_700_000_000,
+        status: 'completed',
+        model: 'gpt-4o-mini',
+        output: [
+          {
+            type: 'function_call',
+            id: 'fc_1',
+            call_id: 'call_r1',
+            name: 'files-read',
+            arguments: '{"text":"notes"}',
+            status: 'completed',
+          },
+        ],
+        usage: {
+          input_tokens: 5,
+          output_tokens: 3,
+          total_tokens: 8,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens_details: { reasoning_tokens: 0 },
+        },
+      },
+    });
+    const r = await sdk(keyA.value).responses.create({ model: MODEL, input: 'read my notes' });
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { text: 'notes' } })]);
+    expect(openai.requests).toHaveLength(2);
+    expect(body(1)['input']).toEqual([
+      { role: 'user', content: 'read my notes' },
+      {
+        type: 'function_call',
+        id: 'fc_1',
+        call_id: 'call_r1',
+        name: 'files-read',
+        arguments: '{"text":"notes"}',
+        status: 'completed',
+      },
+      { type: 'function_call_output', call_id: 'call_r1', output: 'read:{"text":"notes"}' },
+    ]);
+    expect(r.output_text).toBe('Echo from gpt-4o-mini: read my notes');
+  });
+
+  it('a call to a tool the key may run but not auto-execute comes back to the caller as is', async () => {
+    openai.script({
+      status: 200,
+      body: chatCalls([{ name: 'files-read' }, { name: 'files-write', args: { text: 'x' } }]),
+    });
+    const r = await sdk(keyA.value).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'write it' }],
+    });
+    expect(r.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(r.choices[0]?.message.tool_calls?.map(fnName)).toEqual(['files-read', 'files-write']);
+    expect(openai.requests).toHaveLength(1);
+    expect(files.calls).toHaveLength(0);
+  });
+
+  it('a tool error reaches the model as the tool’s result, not as an HTTP error', async () => {
+    openai.script({ status: 200, body: chatCalls([{ name: 'files-fail' }]) });
+    const r = await sdk(keyA.value).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'try it' }],
+    });
+    expect(r.choices[0]?.message.content).toBe('Echo from gpt-4o-mini: try it');
+    const messages = body(1)['messages'] as Json[];
+    expect(messages.at(-1)).toMatchObject({ role: 'tool', content: 'disk on fire' });
+  });
+
+  it('stops at the bound: the last answer with its calls, and a header saying so', async () => {
+    openai.script(
+      { status: 200, body: chatCalls([{ name: 'files-read', args: { text: '1' } }]) },
+      { status: 200, body: chatCalls([{ name: 'files-read', args: { text: '2' } }]) },
+      { status: 200, body: chatCalls([{ name: 'files-read', args: { text: '3' } }]) },
+    );
+    const { data, response } = await sdk(keyA.value, { 'x-gateway-mcp-max-steps': '2' })
+      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'loop' }] })
+      .withResponse();
+    expect(openai.requests).toHaveLength(2);
+    expect(files.calls.map((c) => c.args)).toEqual([{ text: '1' }]);
+    expect(fnArgs(data.choices[0]?.message.tool_calls?.[0])).toBe('{"text":"2"}');
+    expect(response.headers.get('x-gateway-mcp-steps')).toBe('2');
+    expect(response.headers.get('x-gateway-mcp-max-steps-reached')).toBe('true');
+  });
+
+  it('the default bound is 10 model calls', async () => {
+    openai.script(...Array.from({ length: 12 }, () => ({ status: 200, body: chatCalls([{ name: 'files-read' }]) })));
+    const { response } = await sdk(keyA.value)
+      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'loop' }] })
+      .withResponse();
+    expect(openai.requests).toHaveLength(10);
+    expect(files.calls).toHaveLength(9);
+    expect(response.headers.get('x-gateway-mcp-max-steps-reached')).toBe('true');
+  });
+
+  it('refuses a bad x-gateway-mcp-max-steps with a 400 naming it, before any model call', async () => {
+    const err = await sdk(keyA.value, { 'x-gateway-mcp-max-steps': 'lots' })
+      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('x-gateway-mcp-max-steps');
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('charges and logs every model call on its own', async () => {
+    const before = budgetsOf(await adminJson(gw, `${VK}/${keyA.id}`))[0]?.['current_usage'] as number;
+    const { response } = await sdk(keyA.value)
+      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'charge me twice' }] })
+      .withResponse();
+    const ids = String(response.headers.get('x-gateway-mcp-step-ids')).split(', ');
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toBe(response.headers.get('x-gateway-request-id'));
+    const logs = await Promise.all(ids.map((id) => logOf(gw, id)));
+    for (const log of logs) {
+      expect(log).toMatchObject({ virtual_key_id: keyA.id, status: 'success', request_type: 'chat_completion' });
+      expect(log['cost_nano']).toBeGreaterThan(0);
+    }
+    // Step 1 answered the tool call, step 2 the text: two different usages.
+    expect(logs[0]?.['completion_tokens']).not.toBe(logs[1]?.['completion_tokens']);
+    const total = logs.reduce((n, l) => n + Number(l['cost_nano']), 0);
+    const usage = async () => budgetsOf(await adminJson(gw, `${VK}/${keyA.id}`))[0]?.['current_usage'] as number;
+    const after = await poll(usage, (u) => Math.abs(u - before - usd(total)) < 1e-9);
+    expect(after - before).toBeCloseTo(usd(total), 9);
+  });
+});
+
+describe('streams', () => {
+  it('carry the injected tools; the model’s calls stream back to the caller, nothing is auto-executed', async () => {
+    const stream = await sdk(keyA.value).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'stream it' }],
+      stream: true,
+    });
+    const names: string[] = [];
+    for await (const chunk of stream) {
+      for (const c of chunk.choices[0]?.delta.tool_calls ?? []) if (c.function?.name) names.push(c.function.name);
+    }
+    expect(names).toEqual(['files-read']);
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect(openai.requests).toHaveLength(1);
+    expect(files.calls).toHaveLength(0);
+  });
+});

@@ -1,0 +1,408 @@
+// The OAuth core of MCP clients, shared by server-level and per-user OAuth: preparing a configuration (discovery,
+// registration, re-registration when the public URL moved), starting an authorization (PKCE S256, a single-use
+// state in the coordinator), completing a callback (the code exchange; server-level configs become `authorized`,
+// per-user states go to the completion hook the per-user part registers), and tokens (stored sealed, refreshed
+// under a coordinator lock so one pod at a time uses a refresh token, which rotation makes single-use).
+import type { Logger } from 'pino';
+import { GatewayError } from '../../http/errors.ts';
+import type { Coordinator } from '../../state/coord/types.ts';
+import { StateError } from '../../state/errors.ts';
+import {
+  NO_ENCRYPTION_KEY,
+  type OAuthConfigRecord,
+  type OAuthConfigStore,
+  type OAuthTokenRecord,
+} from '../../state/services/oauth/configs.ts';
+import {
+  newStateValue,
+  type PendingAuthorization,
+  type PendingAuthorizations,
+} from '../../state/services/oauth/pending.ts';
+import { messageOf } from '../../util/errors.ts';
+import { checkOutboundUrl } from '../ssrf.ts';
+import { McpAuthError, type TokenBinding } from '../types.ts';
+import { resolveServerMetadata, type ServerMetadata } from './discovery.ts';
+import { type OAuthFetch, type OAuthFetchOptions, oauthFetch } from './fetch.ts';
+import {
+  authorizationUrl,
+  chooseAuthMethod,
+  configurationFor,
+  describeOAuthError,
+  exchangeCode,
+  isPermanentGrantError,
+  refresh,
+  register,
+  type TokenSet,
+} from './protocol.ts';
+
+export interface OAuthCoreDeps {
+  store: OAuthConfigStore;
+  pending: PendingAuthorizations;
+  coord: Coordinator;
+  fetch: OAuthFetchOptions;
+  /** Tells every pod that MCP clients changed (`{kind: 'mcp'}`): connections follow the OAuth state. */
+  publish: () => Promise<void>;
+  logger: Logger;
+  now: () => number;
+  /** How long an authorization may take from its URL to its callback. */
+  authorizationTtlMs: number;
+}
+
+export interface BeginAuthorization {
+  configId: string;
+  binding: TokenBinding;
+  redirectUri: string;
+  kind: 'server' | 'per_user';
+  /** Returned to the per-user completion hook (e.g. the flow id). */
+  extra?: Record<string, string> | undefined;
+  /** Defaults to the core's authorization TTL. */
+  ttlMs?: number | undefined;
+}
+
+/** What a per-user state's callback reports to the per-user part. */
+export type FlowCompletion = (
+  pending: PendingAuthorization,
+  outcome: { ok: true; token: OAuthTokenRecord } | { ok: false; message: string },
+) => Promise<void>;
+
+export type CallbackOutcome =
+  | { ok: true; kind: 'server' | 'per_user'; configId: string; clientName: string | undefined }
+  | { ok: false; message: string; configId?: string | undefined };
+
+/** Refresh this long before expiry at the latest (the background worker), or within the last half of a short life. */
+export const REFRESH_LEAD_MS = 60_000;
+/** A token this close to expiry is refreshed inline before use. */
+const INLINE_SKEW_MS = 5_000;
+const LOCK_TTL_MS = 30_000;
+
+export class OAuthCore {
+  readonly fetch: OAuthFetch;
+  private completion: FlowCompletion | undefined;
+
+  private readonly deps: OAuthCoreDeps;
+
+  constructor(deps: OAuthCoreDeps) {
+    this.deps = deps;
+    this.fetch = oauthFetch(deps.fetch);
+  }
+
+  /** The per-user part's hook for states it started (`kind: 'per_user'`). */
+  registerFlowCompletion(fn: FlowCompletion): void {
+    this.completion = fn;
+  }
+
+  /** Runs `fn` holding a coordinator lock (one pod at a time); waits up to `waitMs` for a holder to finish. */
+  async withLock<T>(key: string, fn: () => Promise<T>, waitMs = 20_000): Promise<T> {
+    const token = `${process.pid}:${Math.random()}`;
+    const deadline = this.deps.now() + waitMs;
+    while (!(await this.deps.coord.setIfAbsent(key, token, LOCK_TTL_MS))) {
+      if (this.deps.now() > deadline) throw new Error(`timed out waiting for ${key}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    try {
+      return await fn();
+    } finally {
+      if ((await this.deps.coord.get(key)) === token) await this.deps.coord.del(key);
+    }
+  }
+
+  /**
+   * Makes a configuration ready to authorize with `redirectUri`: the authorization server's metadata (discovered
+   * once, then kept), and a client id (registered when none was given; registered again when the redirect_uri
+   * it was registered with is no longer the gateway's).
+   */
+  async prepare(
+    configId: string,
+    redirectUri: string,
+  ): Promise<{ record: OAuthConfigRecord; metadata: ServerMetadata }> {
+    return this.withLock(`mcp:oauth:prepare:${configId}`, async () => {
+      const { store } = this.deps;
+      let record = await store.require(configId);
+      const client = await store.clientOf(configId);
+      if (!client) throw new StateError('not_found', `the MCP client of OAuth config ${configId} no longer exists`);
+      let metadata = record.server_metadata as ServerMetadata | null;
+      if (!metadata) {
+        metadata = await resolveServerMetadata(
+          { ...record, connection_string: client.connection_string, connection_type: client.connection_type },
+          this.fetch,
+          this.deps.fetch,
+        );
+        await store.update(configId, { server_metadata: metadata });
+      }
+      // The admin learns now, not after authorizing, that the token endpoint is out of bounds.
+      await checkOutboundUrl(metadata.token_endpoint ?? '', this.deps.fetch.allowList);
+      if (record.registered && record.redirect_uri !== redirectUri) {
+        // Spec, server-level OAuth 8: the public URL changed since registration; register again.
+        this.deps.logger.info({ oauth_config: configId }, 'MCP OAuth: redirect URI changed, registering again');
+        await store.update(configId, {
+          client_id: null,
+          client_secret: null,
+          registered: false,
+          token_auth_method: null,
+        });
+        record = await store.require(configId);
+      }
+      if (!record.client_id) {
+        store.requireEncryption();
+        const reg = await register(metadata, redirectUri, record.scopes, `AI gateway: ${client.name}`, (local) =>
+          oauthFetch({ ...this.deps.fetch, local }),
+        );
+        await store.update(configId, {
+          client_id: reg.clientId,
+          client_secret: reg.clientSecret,
+          registered: true,
+          token_auth_method: reg.authMethod,
+          redirect_uri: redirectUri,
+        });
+      } else if (!record.token_auth_method || record.redirect_uri !== redirectUri) {
+        await store.update(configId, {
+          token_auth_method: record.token_auth_method ?? chooseAuthMethod(metadata, record.client_secret !== null),
+          redirect_uri: redirectUri,
+        });
+      }
+      return { record: await store.require(configId), metadata };
+    });
+  }
+
+  /** Starts an authorization: the URL the user opens, valid until `expiresAt` (epoch ms). */
+  async beginAuthorization(req: BeginAuthorization): Promise<{ url: string; expiresAt: number }> {
+    const { record, metadata } = await this.prepare(req.configId, req.redirectUri);
+    const config = configurationFor(this.factsOf(record, metadata), this.fetch);
+    const state = newStateValue();
+    const { url, codeVerifier } = await authorizationUrl(config, req.redirectUri, record.scopes, state);
+    const now = this.deps.now();
+    const expiresAt = now + (req.ttlMs ?? this.deps.authorizationTtlMs);
+    await this.deps.pending.put(
+      state,
+      {
+        configId: req.configId,
+        kind: req.kind,
+        binding: req.binding,
+        codeVerifier,
+        redirectUri: req.redirectUri,
+        expiresAt,
+        ...(req.extra ? { extra: req.extra } : {}),
+      },
+      now,
+    );
+    if (req.kind === 'server') {
+      await this.deps.store.update(req.configId, {
+        authorize_request_url: url,
+        expires_at: new Date(expiresAt),
+        ...(record.status === 'authorized' ? {} : { status: 'pending', status_message: null }),
+      });
+    }
+    return { url, expiresAt };
+  }
+
+  /** The callback: verifies the single-use state, exchanges the code, stores the token. Never throws. */
+  async completeCallback(query: URLSearchParams): Promise<CallbackOutcome> {
+    const state = query.get('state');
+    if (!state) return { ok: false, message: 'The callback has no state parameter.' };
+    let pending: PendingAuthorization | undefined;
+    try {
+      pending = await this.deps.pending.take(state, this.deps.now());
+    } catch (err) {
+      this.deps.logger.error({ err: messageOf(err) }, 'MCP OAuth: pending authorization store unavailable');
+      return { ok: false, message: 'The gateway cannot verify this authorization right now; try again.' };
+    }
+    if (!pending) {
+      return {
+        ok: false,
+        message: 'This authorization is unknown, expired or already completed. Start the authorization again.',
+      };
+    }
+    try {
+      return await this.finish(pending, state, query);
+    } catch (err) {
+      const message = `Authorization failed: ${describeOAuthError(err)}`;
+      await this.fail(pending, message);
+      return { ok: false, message, configId: pending.configId };
+    }
+  }
+
+  private async finish(pending: PendingAuthorization, state: string, query: URLSearchParams): Promise<CallbackOutcome> {
+    const error = query.get('error');
+    if (error) {
+      const description = query.get('error_description');
+      const message = `The authorization server refused: ${error}${description ? `: ${description}` : ''}`.slice(
+        0,
+        500,
+      );
+      await this.fail(pending, message);
+      return { ok: false, message, configId: pending.configId };
+    }
+    if (!query.get('code')) throw new Error('the callback has no code parameter');
+    if (!this.deps.store.encrypting) throw new Error(NO_ENCRYPTION_KEY);
+    const record = await this.deps.store.get(pending.configId);
+    if (!record) return { ok: false, message: 'The OAuth configuration no longer exists.' };
+    if (!record.client_id || !record.server_metadata) throw new Error('the OAuth configuration was changed meanwhile');
+    const metadata = record.server_metadata as ServerMetadata;
+    const config = configurationFor(this.factsOf(record, metadata), this.fetch);
+    const tokens = await exchangeCode(
+      config,
+      metadata,
+      pending.redirectUri,
+      query,
+      { state, codeVerifier: pending.codeVerifier },
+      record.scopes,
+    );
+    const token = await this.storeToken(pending.configId, pending.binding, tokens);
+    const client = await this.deps.store.clientOf(pending.configId);
+    if (pending.kind === 'server') {
+      await this.deps.store.update(pending.configId, {
+        status: 'authorized',
+        status_message: null,
+        authorize_request_url: null,
+        expires_at: null,
+      });
+      await this.deps.publish();
+    } else {
+      await this.completion?.(pending, { ok: true, token });
+    }
+    this.deps.logger.info({ oauth_config: pending.configId, kind: pending.kind }, 'MCP OAuth: authorized');
+    return { ok: true, kind: pending.kind, configId: pending.configId, clientName: client?.name };
+  }
+
+  private async fail(pending: PendingAuthorization, message: string): Promise<void> {
+    this.deps.logger.warn({ oauth_config: pending.configId, kind: pending.kind, reason: message }, 'MCP OAuth failed');
+    try {
+      if (pending.kind === 'server') {
+        const record = await this.deps.store.get(pending.configId);
+        // A failed re-authorization leaves a working token in place.
+        if (record && record.status !== 'authorized') {
+          await this.deps.store.update(pending.configId, {
+            status: 'failed',
+            status_message: message,
+            authorize_request_url: null,
+          });
+          await this.deps.publish();
+        }
+      } else {
+        await this.completion?.(pending, { ok: false, message });
+      }
+    } catch (err) {
+      this.deps.logger.error({ err: messageOf(err) }, 'MCP OAuth: recording a failure failed');
+    }
+  }
+
+  factsOf(record: OAuthConfigRecord, metadata: ServerMetadata) {
+    if (!record.client_id) throw new Error('the OAuth configuration has no client id');
+    return {
+      metadata,
+      clientId: record.client_id,
+      clientSecret: record.client_secret,
+      authMethod: record.token_auth_method,
+    };
+  }
+
+  /** Stores (or replaces) a binding's token, sealed. */
+  async storeToken(configId: string, binding: TokenBinding, tokens: TokenSet, refreshed = false) {
+    return this.deps.store.putToken(configId, binding, tokens, refreshed);
+  }
+
+  /**
+   * The binding's usable token, refreshed inline when it is (about to be) expired. Undefined when the binding
+   * holds none (per-user: the caller must authorize). Server-level configs without a token explain why.
+   */
+  async tokenFor(configId: string, binding: TokenBinding): Promise<OAuthTokenRecord | undefined> {
+    const token = await this.deps.store.token(configId, binding);
+    if (!token) {
+      if (binding.kind === 'server') await this.explainMissing(configId);
+      return undefined;
+    }
+    if (!this.due(token, INLINE_SKEW_MS)) return token;
+    return this.refreshToken(configId, binding, INLINE_SKEW_MS);
+  }
+
+  private due(token: OAuthTokenRecord, leadMs: number): boolean {
+    return token.expires_at !== null && token.expires_at.getTime() - leadMs <= this.deps.now();
+  }
+
+  private async explainMissing(configId: string): Promise<never> {
+    const record = await this.deps.store.get(configId);
+    const name = (await this.deps.store.clientOf(configId))?.name ?? configId;
+    if (record?.status === 'revoked') {
+      throw new McpAuthError(
+        'oauth_revoked',
+        `The OAuth authorization of MCP client "${name}" was revoked (DELETE /api/oauth/config/${configId}); delete the client and create it again to authorize anew.`,
+      );
+    }
+    if (record?.status === 'failed') {
+      throw new McpAuthError(
+        'oauth_not_authorized',
+        `MCP client "${name}" is not authorized: ${record.status_message ?? 'the authorization failed'}.`,
+      );
+    }
+    throw new McpAuthError(
+      'oauth_not_authorized',
+      `MCP client "${name}" has not been authorized yet: an admin must open its authorize URL and complete the OAuth authorization.`,
+    );
+  }
+
+  /**
+   * Refreshes the binding's token when it is due within `leadMs` (re-checked under the lock: another pod may have
+   * just done it). A refresh the server refuses for good → McpAuthError('oauth_token_expired'), config `failed`.
+   */
+  async refreshToken(configId: string, binding: TokenBinding, leadMs: number): Promise<OAuthTokenRecord | undefined> {
+    const key = `mcp:oauth:refresh:${configId}:${binding.kind}:${binding.kind === 'server' ? '' : binding.id}`;
+    return this.withLock(key, async () => {
+      const token = await this.deps.store.token(configId, binding);
+      if (!token) return binding.kind === 'server' ? this.explainMissing(configId) : undefined;
+      if (!this.due(token, leadMs)) return token;
+      const record = await this.deps.store.require(configId);
+      if (record.kind === 'server' && record.status === 'revoked') return this.explainMissing(configId);
+      if (!token.refresh_token) return this.expired(record, binding, 'no refresh token was issued');
+      if (!record.client_id || !record.server_metadata) {
+        return this.expired(record, binding, 'the OAuth configuration has no client');
+      }
+      const config = configurationFor(this.factsOf(record, record.server_metadata as ServerMetadata), this.fetch);
+      let tokens: TokenSet;
+      try {
+        tokens = await refresh(config, token.refresh_token, token.scopes);
+      } catch (err) {
+        if (isPermanentGrantError(err)) return this.expired(record, binding, describeOAuthError(err));
+        throw new Error(`refreshing the OAuth token failed: ${describeOAuthError(err)}`);
+      }
+      this.deps.logger.info({ oauth_config: configId, binding: binding.kind }, 'MCP OAuth: token refreshed');
+      return this.storeToken(configId, binding, tokens, true);
+    });
+  }
+
+  private async expired(record: OAuthConfigRecord, binding: TokenBinding, reason: string): Promise<never> {
+    const name = (await this.deps.store.clientOf(record.id))?.name ?? record.id;
+    if (record.kind === 'server') {
+      const message = `The OAuth token expired and cannot be refreshed (${reason}).`;
+      await this.deps.store.update(record.id, { status: 'failed', status_message: message });
+      await this.deps.publish();
+      throw new McpAuthError(
+        'oauth_token_expired',
+        `The OAuth token of MCP client "${name}" expired and cannot be refreshed (${reason}): delete the OAuth config (DELETE /api/oauth/config/${record.id}) and create the client again.`,
+      );
+    }
+    // Per-user: this binding's token is gone; the caller authorizes again (the per-user part starts a flow).
+    await this.deps.store.deleteToken(record.id, binding);
+    throw new McpAuthError(
+      'oauth_token_expired',
+      `Your OAuth token for MCP client "${name}" expired and cannot be refreshed (${reason}): authorize again.`,
+    );
+  }
+
+  /** DELETE /api/oauth/config/{id}: no live token remains; the provider's revocation endpoint is not called. */
+  async revoke(configId: string): Promise<OAuthConfigRecord> {
+    const record = await this.deps.store.require(configId);
+    await this.deps.store.revoke(configId, record.kind === 'server');
+    await this.deps.publish();
+    return this.deps.store.require(configId);
+  }
+
+  /** Checks a URL the management API was given for OAuth (a 400 naming `param` when refused). */
+  async checkUrl(url: string, param: string): Promise<void> {
+    try {
+      await checkOutboundUrl(url, this.deps.fetch.allowList);
+    } catch (err) {
+      if (err instanceof GatewayError) throw new GatewayError('invalid_request', `${param}: ${err.message}`, { param });
+      throw err;
+    }
+  }
+}

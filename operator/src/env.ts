@@ -20,6 +20,19 @@ const Env = z.object({
   ENCRYPTION_KEY_SECRET_KEY: z.string().default('encryption-key'),
   GATEWAY_ENCRYPTION_KEY: z.string().optional(),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // The gateways' mcp.allowed_private_networks (comma-separated): OAuth endpoints of MCPClients are checked
+  // against it when their configuration is written.
+  OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS: z
+    .string()
+    .max(65_536)
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== ''),
+    )
+    .pipe(z.array(z.string().max(256, 'an entry longer than 256 characters')).max(256))
+    .default([]),
 });
 
 export interface OperatorEnv {
@@ -37,6 +50,8 @@ export interface OperatorEnv {
   encryptionKeySecretKey: string;
   encryptionKey: string | undefined;
   logLevel: string;
+  /** CIDR blocks and host names the SSRF guard admits for MCPClient OAuth endpoints. */
+  mcpAllowedPrivateNetworks: string[];
 }
 
 export function readOperatorEnv(env: NodeJS.ProcessEnv): OperatorEnv {
@@ -61,6 +76,7 @@ export function readOperatorEnv(env: NodeJS.ProcessEnv): OperatorEnv {
     encryptionKeySecretKey: e.ENCRYPTION_KEY_SECRET_KEY,
     encryptionKey: e.GATEWAY_ENCRYPTION_KEY,
     logLevel: e.GATEWAY_LOG_LEVEL,
+    mcpAllowedPrivateNetworks: e.OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS,
   };
 }
 

@@ -12,6 +12,7 @@ import { LeaderElector } from './controller/lease.ts';
 import { readOperatorEnv } from './env.ts';
 import { KubeWriter } from './kube/client.ts';
 import { Manager } from './manager.ts';
+import { attachMcpOAuth } from './mcp-oauth.ts';
 import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
 
 async function main(): Promise<void> {
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
     catalog: providerCatalog,
     log,
   });
+  // MCPClients with OAuth: their configuration rows are written here, everything else about OAuth runs in the pods.
+  const mcpOAuth = attachMcpOAuth(state, log, env.mcpAllowedPrivateNetworks);
   manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs, metrics });
   const elector = new LeaderElector({
     coordination: kc.makeApiClient(CoordinationV1Api),
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
     await elector.stop().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'lease release failed'));
     manager?.stop();
     health.close();
+    await mcpOAuth.close().catch(() => undefined);
     await state.close();
     process.exit(0);
   };

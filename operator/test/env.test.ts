@@ -25,7 +25,16 @@ describe('readOperatorEnv', () => {
       encryptionKeySecret: undefined,
       encryptionKeySecretKey: 'encryption-key',
       logLevel: 'info',
+      mcpAllowedPrivateNetworks: [],
     });
+  });
+
+  it('reads the MCP OAuth allow-list as a comma-separated list', () => {
+    const env = readOperatorEnv({ ...BASE, OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS: ' 10.0.0.0/8, auth.internal ,' });
+    expect(env.mcpAllowedPrivateNetworks).toEqual(['10.0.0.0/8', 'auth.internal']);
+    expect(() => readOperatorEnv({ ...BASE, OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS: 'x'.repeat(300) })).toThrow(
+      /^OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS\.0: an entry longer than 256 characters/,
+    );
   });
 
   it('refuses a lease shorter than 2 s or a bad log level', () => {

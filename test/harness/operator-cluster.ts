@@ -33,7 +33,12 @@ export interface OperatorCluster {
 
 let manifestSeq = 0;
 
-export async function startOperatorCluster(opts: { operators: number; gateways: number }): Promise<OperatorCluster> {
+export async function startOperatorCluster(opts: {
+  operators: number;
+  gateways: number;
+  /** Extra environment of the operator processes (e.g. OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS). */
+  operatorEnv?: Record<string, string>;
+}): Promise<OperatorCluster> {
   const tools = await ensureKubeTools();
   const [cp, postgres, redis, fake] = await Promise.all([
     startControlPlane(),
@@ -87,6 +92,7 @@ export async function startOperatorCluster(opts: { operators: number; gateways: 
     OPERATOR_LEASE_DURATION_SECONDS: '3',
     OPERATOR_RESYNC_SECONDS: '20',
     ENCRYPTION_KEY_SECRET: ENCRYPTION_SECRET,
+    ...opts.operatorEnv,
   };
   const operators: OperatorProcess[] = [];
   const startOperator = async (identity: string) => {

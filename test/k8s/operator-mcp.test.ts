@@ -42,7 +42,12 @@ let tools: McpToolServer;
 const accepted = new Set(['key-one']);
 
 beforeAll(async () => {
-  c = await startOperatorCluster({ operators: 1, gateways: 0 });
+  // The operator checks MCPClient OAuth endpoints against the same allow-list as the gateways.
+  c = await startOperatorCluster({
+    operators: 1,
+    gateways: 0,
+    operatorEnv: { OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8' },
+  });
   tools = await startMcpToolServer({
     transport: 'http',
     tools: [echoTool('search'), echoTool('fetch')],

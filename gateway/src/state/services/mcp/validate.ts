@@ -43,18 +43,21 @@ const RESERVED_HEADERS = new Set([
   'last-event-id',
 ]);
 
-const ConnectionType = z.string().superRefine((t, ctx) => {
-  if (t === 'stdio') {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'stdio is not supported: the gateway does not spawn processes; run the server over http or sse',
-    });
-  } else if (t === 'inprocess') {
-    ctx.addIssue({ code: 'custom', message: 'inprocess is not supported: the gateway has no in-process servers' });
-  } else if (!(CONNECTION_TYPES as readonly string[]).includes(t)) {
-    ctx.addIssue({ code: 'custom', message: `expected one of ${CONNECTION_TYPES.join(', ')}` });
-  }
-}) as unknown as z.ZodType<(typeof CONNECTION_TYPES)[number]>; // the refinement admits exactly these values
+const ConnectionType = z
+  .string()
+  .describe('http (streamable HTTP) or sse; stdio and inprocess are refused')
+  .superRefine((t, ctx) => {
+    if (t === 'stdio') {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'stdio is not supported: the gateway does not spawn processes; run the server over http or sse',
+      });
+    } else if (t === 'inprocess') {
+      ctx.addIssue({ code: 'custom', message: 'inprocess is not supported: the gateway has no in-process servers' });
+    } else if (!(CONNECTION_TYPES as readonly string[]).includes(t)) {
+      ctx.addIssue({ code: 'custom', message: `expected one of ${CONNECTION_TYPES.join(', ')}` });
+    }
+  }) as unknown as z.ZodType<(typeof CONNECTION_TYPES)[number]>; // the refinement admits exactly these values
 
 const AuthType = z.enum(AUTH_TYPES);
 

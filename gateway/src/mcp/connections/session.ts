@@ -8,6 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
 import type { McpClientRecord, McpCredentials, McpToolResult, TokenBinding } from '../types.ts';
+import { authErrorOf } from './errors.ts';
 import { boundedFetch } from './fetch.ts';
 
 export interface SessionLimits {
@@ -86,6 +87,9 @@ export class UpstreamSession {
           });
     this.client = new Client({ name: 'model-gateway', version: deps.version }, { capabilities: {} });
     this.client.onerror = (err) => {
+      // A credential that could not be supplied (McpAuthError) fails only its own request, which rejects with it
+      // so the caller reads why; dropping the session here would turn that into "Connection closed".
+      if (authErrorOf(err)) return;
       if (!this.closing) deps.events.onTrouble(err.message, false);
     };
     this.client.onclose = () => {

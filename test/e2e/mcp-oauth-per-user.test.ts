@@ -100,6 +100,18 @@ interface ToolOutcome {
   text: string;
 }
 
+/** One tool call through POST /v1/mcp/tool/execute (chat form) as a virtual key. */
+async function execute(vk: string, name: string, headers: Record<string, string> = {}): Promise<ToolOutcome> {
+  const res = await fetch(`${gw.url}/v1/mcp/tool/execute?format=chat`, {
+    method: 'POST',
+    headers: { 'x-gateway-vk': vk, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ id: 'call_1', type: 'function', function: { name, arguments: '{}' } }),
+  });
+  const body = (await res.json()) as Json;
+  if (res.status === 200) return { isError: body['is_error'] === true, text: String(body['content']) };
+  return { isError: true, text: String((body['error'] as Json | undefined)?.['message'] ?? JSON.stringify(body)) };
+}
+
 async function callTool(vk: string, name: string, headers: Record<string, string> = {}): Promise<ToolOutcome> {
   const client = await mcpAs(vk, headers);
   try {
@@ -143,15 +155,16 @@ describe('per-user OAuth through /mcp', () => {
   let consentA = '';
   let callbackA = '';
 
-  it('a first call gets the consent link in the tool error; nothing reaches the upstream tool', async () => {
+  it('a first call gets the consent link in the error; nothing reaches the upstream tool', async () => {
     const before = upstream.calls.length;
-    const r = await callTool(keys['tenant_a']!.value, 'notes-whoami');
+    // No binding has listed this client's tools yet: the first call goes through /v1/mcp/tool/execute.
+    const r = await execute(keys['tenant_a']!.value, 'notes-whoami');
     expect(r.isError).toBe(true);
     expect(r.text).toContain('needs authorization');
     consentA = consentUrlIn(r.text);
     expect(consentA.startsWith(`${gw.url}/api/oauth/consent/`)).toBe(true);
     // Calling again reuses the live flow: the same link.
-    expect(consentUrlIn((await callTool(keys['tenant_a']!.value, 'notes-whoami')).text)).toBe(consentA);
+    expect(consentUrlIn((await execute(keys['tenant_a']!.value, 'notes-whoami')).text)).toBe(consentA);
     expect(upstream.calls.length).toBe(before);
 
     const detail = await send('GET', `/api/oauth/per-user/flows/${flowIdOf(consentA)}`);
@@ -186,22 +199,27 @@ describe('per-user OAuth through /mcp', () => {
       { binding_kind: 'vk', binding_id: keys['tenant_a']!.id, access_token: expect.stringMatching(/^enc:v1:/) },
     ]);
 
-    const r = await callTool(keys['tenant_a']!.value, 'notes-whoami');
+    const r = await execute(keys['tenant_a']!.value, 'notes-whoami');
     expect(r.isError, r.text).toBe(false);
     const token = r.text.trim();
     expect(await oauth.verifyAccessToken(token)).toMatchObject({ accountId: 'test-user' });
     const last = upstream.calls.at(-1);
     expect(last?.tool).toBe('whoami');
     expect(bearerOf(last?.headers.authorization)).toBe(token);
+    // Through /mcp with the MCP SDK client: the same caller, the same token.
+    const viaMcp = await callTool(keys['tenant_a']!.value, 'notes-whoami');
+    expect(viaMcp).toEqual({ isError: false, text: token });
     // The consent page now shows the flow as done, with no sign-in button.
     const shown = await page(consentA);
     expect(shown.body).toContain('data-state="authorized"');
     expect(shown.body).not.toContain('id="authorize"');
   });
 
-  it('the second key still needs its own consent, and then uses a different token', async () => {
+  it('the second key still needs its own consent (the tool error on /mcp), then uses a different token', async () => {
+    const before = upstream.calls.length;
     const r = await callTool(keys['tenant_b']!.value, 'notes-whoami');
     expect(r.isError).toBe(true);
+    expect(upstream.calls.length).toBe(before);
     const consentB = consentUrlIn(r.text);
     expect(consentB).not.toBe(consentA);
     await page(await consentThroughUpstream(consentB));
@@ -238,9 +256,9 @@ describe('per-user OAuth through /mcp', () => {
 
   it('user and session clients bind per user / session within the key, and show their fields', async () => {
     const a = keys['tenant_a']!;
-    const noUser = await callTool(a.value, 'people-whoami');
+    const noUser = await execute(a.value, 'people-whoami');
     expect(noUser).toMatchObject({ isError: true, text: expect.stringContaining('x-gateway-user-id') });
-    const bob = await callTool(a.value, 'people-whoami', { 'x-gateway-user-id': 'bob' });
+    const bob = await execute(a.value, 'people-whoami', { 'x-gateway-user-id': 'bob' });
     const flowBob = flowIdOf(consentUrlIn(bob.text));
     expect((await send('GET', `/api/oauth/per-user/flows/${flowBob}`)).body).toMatchObject({
       flow_mode: 'user',
@@ -252,10 +270,10 @@ describe('per-user OAuth through /mcp', () => {
       virtual_key: { id: a.id, name: 'tenant_a' },
     });
     // The same user id under another key is another user.
-    const bobB = await callTool(keys['tenant_b']!.value, 'people-whoami', { 'x-gateway-user-id': 'bob' });
+    const bobB = await execute(keys['tenant_b']!.value, 'people-whoami', { 'x-gateway-user-id': 'bob' });
     expect(flowIdOf(consentUrlIn(bobB.text))).not.toBe(flowBob);
 
-    const s = await callTool(a.value, 'chats-whoami', { 'x-gateway-session-id': 'sess-1' });
+    const s = await execute(a.value, 'chats-whoami', { 'x-gateway-session-id': 'sess-1' });
     const detail = (await send('GET', `/api/oauth/per-user/flows/${flowIdOf(consentUrlIn(s.text))}`)).body;
     expect(detail).toMatchObject({ flow_mode: 'session', session_id: 'sess-1', virtual_key: { id: a.id } });
     expect(detail).not.toHaveProperty('user');

@@ -18,7 +18,7 @@ import { providerReconciler } from './reconcilers/provider.ts';
 import { providerKeyReconciler } from './reconcilers/provider-key.ts';
 import { type Caches, isDeleting, ownerOf, type ReconcileContext, type Resource } from './reconcilers/types.ts';
 import { virtualKeyReconciler } from './reconcilers/virtual-key.ts';
-import { nextStatus, type ReadyOutcome, readyOf, sameStatus } from './status.ts';
+import { nextStatus, type ReadyOutcome, readyOf, sameStatus, statusPatch } from './status.ts';
 import { CACHE_OF, type Watch, watchCaches } from './watch.ts';
 
 const RECONCILERS: Record<KindName, KindReconciler> = {
@@ -193,7 +193,7 @@ export class Manager {
   private async report(kind: KindName, obj: Resource, outcome: ReadyOutcome): Promise<void> {
     const status = nextStatus(obj.status, obj.metadata.generation, outcome, (this.opts.now ?? (() => new Date()))());
     if (sameStatus(obj.status, status)) return;
-    await this.opts.kube.patchStatus(PLURAL[kind], obj.metadata.name, status);
+    await this.opts.kube.patchStatus(PLURAL[kind], obj.metadata.name, statusPatch(obj.status, status));
     const before = readyOf(obj.status);
     const after = readyOf(status);
     if (before?.status !== after?.status || before?.reason !== after?.reason) {

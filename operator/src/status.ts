@@ -41,6 +41,15 @@ export function nextStatus(
   };
 }
 
+/**
+ * The merge patch that turns `current` into `next`: a merge patch keeps every field it does not name, so a field
+ * `next` drops (an MCPClient's authorizeUrl once authorized) is sent as null, which removes it.
+ */
+export function statusPatch(current: ResourceStatus | undefined, next: ResourceStatus): ResourceStatus {
+  const dropped = Object.keys(current ?? {}).filter((k) => next[k] === undefined);
+  return { ...Object.fromEntries(dropped.map((k) => [k, null])), ...next };
+}
+
 /** True when writing `next` would change nothing a reader can see. */
 export function sameStatus(current: ResourceStatus | undefined, next: ResourceStatus): boolean {
   return canonical(current ?? {}) === canonical(next);

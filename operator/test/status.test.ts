@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReady, nextStatus, sameStatus } from '../src/status.ts';
+import { isReady, nextStatus, sameStatus, statusPatch } from '../src/status.ts';
 
 const T0 = new Date('2026-11-22T10:00:00.123Z');
 const T1 = new Date('2026-11-22T11:00:00Z');
@@ -49,5 +49,18 @@ describe('nextStatus', () => {
     expect(isReady({ metadata: { generation: 2 }, status })).toBe(true);
     expect(isReady({ metadata: { generation: 3 }, status })).toBe(false);
     expect(isReady({ metadata: { generation: 2 } })).toBe(false);
+  });
+});
+
+describe('statusPatch', () => {
+  it('removes the fields the new status drops (a merge patch would keep them) and sets the rest', () => {
+    const current = { observedGeneration: 1, connectionState: 'disconnected', authorizeUrl: 'https://a/authorize' };
+    const next = { observedGeneration: 2, connectionState: 'connected' };
+    expect(statusPatch(current, next)).toEqual({
+      authorizeUrl: null,
+      observedGeneration: 2,
+      connectionState: 'connected',
+    });
+    expect(statusPatch(undefined, next)).toEqual(next);
   });
 });

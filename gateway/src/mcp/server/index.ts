@@ -1,0 +1,102 @@
+// The gateway as an MCP server for one caller: an SDK `Server` whose tools/list answers exactly the tools the
+// caller's virtual key may execute (`<client>-<tool>`, policy.ts), and whose tools/call checks that again,
+// resolves whose credentials the call uses (binding.ts) and proxies it upstream. Built per request (stateless
+// streamable HTTP); it holds no state of its own.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Principal } from '../../http/auth.ts';
+import { type BindingRequest, resolveBinding } from '../binding.ts';
+import { authErrorOf, describeError } from '../connections/errors.ts';
+import { allowedTools, mayExecute, splitToolName, type ToolCaller } from '../policy.ts';
+import type { McpClientRecord, McpConnections, McpTool } from '../types.ts';
+
+export interface ToolServerContext {
+  caller: ToolCaller;
+  principal: Principal;
+  /** The calling request's headers (the per-user binding reads them) and scheme. */
+  request: BindingRequest;
+  clients: ReadonlyMap<string, McpClientRecord>;
+  connections: McpConnections;
+  signal?: AbortSignal | undefined;
+}
+
+/** tools/call as received: its params are checked in the handler, so a bad one is -32602 (the SDK says -32603). */
+const AnyToolCall = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
+export const SERVER_INFO = { name: 'model-gateway', version: '1.5.0' } as const;
+
+function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+function describeTool(t: McpTool) {
+  const schema = t.inputSchema;
+  // MCP requires an object schema; a server that listed something else still gets an object for its arguments.
+  const inputSchema = schema.type === 'object' ? schema : { type: 'object', properties: {} };
+  return { name: t.qualifiedName, ...(t.description ? { description: t.description } : {}), inputSchema };
+}
+
+/** Finds `qualified` among the listed tools, or says why the caller cannot call it. */
+function resolveTool(ctx: ToolServerContext, qualified: string): { tool: McpTool; client: McpClientRecord } {
+  const split = splitToolName(qualified);
+  const client = split && [...ctx.clients.values()].find((c) => c.name === split.client);
+  if (!split || !client) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${qualified}`);
+  if (!mayExecute(ctx.caller, client, split.tool)) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `tool ${qualified} is not allowed for this virtual key (its mcp_configs for ${client.name} do not list it)`,
+    );
+  }
+  const tool = ctx.connections.tools().find((t) => t.clientId === client.id && t.name === split.tool);
+  if (!tool) {
+    const state = ctx.connections.state(client.id);
+    const why =
+      state.state === 'connected' ? 'the server does not list it' : `MCP client ${client.name} is ${state.state}`;
+    throw new McpError(ErrorCode.InvalidParams, `tool ${qualified} is not available: ${why}`);
+  }
+  return { tool, client };
+}
+
+export function createToolServer(ctx: ToolServerContext): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: 'Tools of the MCP servers this virtual key may use, named <client>-<tool>.',
+  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: allowedTools(ctx.caller, ctx.clients, ctx.connections.tools()).map(describeTool),
+  }));
+  server.setRequestHandler(AnyToolCall, async (request, extra): Promise<CallToolResult> => {
+    const parsed = CallToolRequestSchema.shape.params.safeParse(request.params);
+    if (!parsed.success) {
+      throw new McpError(ErrorCode.InvalidParams, `invalid tools/call params: ${z.prettifyError(parsed.error)}`);
+    }
+    const params = parsed.data;
+    const { tool, client } = resolveTool(ctx, params.name);
+    const binding = resolveBinding(client, ctx.principal, ctx.request);
+    if (!binding.ok) return errorResult(binding.reason);
+    const signal = ctx.signal ? AbortSignal.any([ctx.signal, extra.signal]) : extra.signal;
+    try {
+      const result = await ctx.connections.call(client, tool.name, params.arguments ?? {}, {
+        binding: binding.binding,
+        signal,
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      // An McpAuthError's message says what to do (authorize, or open the consent link): verbatim.
+      const auth = authErrorOf(err);
+      if (auth) {
+        const link = auth.consentUrl && !auth.message.includes(auth.consentUrl) ? ` ${auth.consentUrl}` : '';
+        return errorResult(`${auth.message}${link}`);
+      }
+      return errorResult(describeError(err));
+    }
+  });
+  return server;
+}

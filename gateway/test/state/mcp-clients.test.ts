@@ -111,6 +111,21 @@ for (const driver of drivers) {
       expect(kept).toMatchObject({ headers: { authorization: 'Bearer n3w' }, disabled: true });
     });
 
+    it('headers sealed under another key: other fields still update, a placeholder is a clear 400', async () => {
+      await s.svc.create({ ...base, client_id: 'h1', auth_type: 'headers', headers: { 'x-key': 'v' } }, API);
+      const other = new McpClientService({ db: s.db, box: createSecretBox('another-key'), publish: async () => {} });
+      expect((await other.get('h1')).headers).toEqual({});
+      await other.update('h1', { disabled: true }, API);
+      const [kept] = await readMcpClients(s.db, box, { error: () => undefined });
+      expect(kept).toMatchObject({ headers: { 'x-key': 'v' }, disabled: true });
+      const err = await expectStateError(
+        other.update('h1', { headers: { 'x-key': '[redacted]' } }, API),
+        'invalid',
+        'send every value again',
+      );
+      expect(err.param).toBe('headers');
+    });
+
     const bad: [string, Record<string, unknown>, string, string][] = [
       ['stdio', { connection_type: 'stdio' }, 'connection_type', 'does not spawn processes'],
       ['inprocess', { connection_type: 'inprocess' }, 'connection_type', 'no in-process servers'],

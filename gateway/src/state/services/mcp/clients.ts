@@ -20,6 +20,7 @@ import {
   McpClientUpdateInput,
   OAUTH_AUTH_TYPES,
   type OAuthConfigInput,
+  REDACTED,
 } from './validate.ts';
 import { clientView, type McpClientView, type MergedClient, mergeUpdate } from './views.ts';
 import { dropClientGrants, renameClientGrants } from './vk-refs.ts';
@@ -143,8 +144,10 @@ export class McpClientService {
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, id, true);
       checkOwner(row, actor);
-      const next = mergeUpdate(row, this.openHeaders(row), input);
-      const issues = crossFieldIssues({ auth_type: row.auth_type, ...next });
+      const next = mergeUpdate(row, () => this.openStoredHeaders(row), input);
+      // Headers not sent stay sealed as they are (they met the rules when written).
+      const headers = next.headers ?? (row.headers ? { stored: REDACTED } : undefined);
+      const issues = crossFieldIssues({ auth_type: row.auth_type, ...next, headers });
       const issue = issues[0];
       if (issue) {
         const param = issue.path.join('.');
@@ -230,7 +233,7 @@ export class McpClientService {
         [
           row.id,
           next.name,
-          this.sealHeaders(next.headers),
+          next.headers === undefined ? row.headers : this.sealHeaders(next.headers),
           JSON.stringify(next.tools_to_execute),
           JSON.stringify(next.tools_to_auto_execute),
           JSON.stringify(next.tool_pricing),
@@ -269,7 +272,8 @@ export class McpClientService {
   }
 
   private view(row: McpClientRow): McpClientView {
-    // Only the names are shown; a value that cannot be opened still has a name worth showing.
+    // Only names are shown. Headers that cannot be opened (GATEWAY_ENCRYPTION_KEY missing or changed) show none,
+    // so the client stays listable and deletable; the snapshot reports it as skipped in the log.
     let names: string[] = [];
     try {
       names = Object.keys(this.openHeaders(row));
@@ -277,6 +281,19 @@ export class McpClientService {
       names = [];
     }
     return clientView(row, names);
+  }
+
+  /** The stored headers for `[redacted]` placeholders; a value that cannot be opened is the request's problem. */
+  private openStoredHeaders(row: McpClientRow): Record<string, string> {
+    try {
+      return this.openHeaders(row);
+    } catch (err) {
+      throw new StateError(
+        'invalid',
+        `headers: the stored values cannot be opened (${messageOf(err)}); send every value again`,
+        'headers',
+      );
+    }
   }
 
   private openHeaders(row: McpClientRow): Record<string, string> {

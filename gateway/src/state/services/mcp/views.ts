@@ -55,6 +55,7 @@ function iso(d: Date | string): string {
 /** The editable settings of a stored client after a partial update. */
 export interface MergedClient {
   name: string;
+  /** The new headers; undefined when the update did not send any (the sealed ones stay as they are). */
   headers: Record<string, string> | undefined;
   oauth_config: OAuthConfigInput | undefined;
   tools_to_execute: string[];
@@ -73,7 +74,7 @@ const IMMUTABLE = ['connection_type', 'connection_string', 'auth_type'] as const
  */
 export function mergeUpdate(
   row: McpClientRow,
-  storedHeaders: Record<string, string>,
+  storedHeaders: () => Record<string, string>,
   input: McpClientUpdateInput,
 ): MergedClient {
   for (const field of IMMUTABLE) {
@@ -86,7 +87,7 @@ export function mergeUpdate(
       );
     }
   }
-  let headers: Record<string, string> | undefined = row.auth_type === 'headers' ? storedHeaders : undefined;
+  let headers: Record<string, string> | undefined;
   if (input.headers !== undefined) {
     headers = {};
     for (const [name, value] of Object.entries(input.headers)) {
@@ -94,7 +95,7 @@ export function mergeUpdate(
         headers[name] = value;
         continue;
       }
-      const stored = storedValue(storedHeaders, name);
+      const stored = storedValue(storedHeaders(), name);
       if (stored === undefined) {
         const param = `headers.${name}`;
         throw new StateError('invalid', `${param}: ${REDACTED} keeps a stored value, but none is stored`, param);

@@ -3,8 +3,10 @@
 // openai SDK as the caller with a virtual key. What the upstream receives (the key's tools, nothing else), the
 // loop for chat and Responses (the second model call carries the tool result), calls that go back to the caller,
 // the bound, streams, and every step charged to the key and logged.
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
 import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
@@ -23,6 +25,7 @@ import {
 
 let gw: TestGateway;
 let openai: OpenAIFake;
+let anthropic: AnthropicFake;
 let files: McpToolServer;
 let web: McpToolServer;
 /** files: read, write, fail (auto: read, fail); no web tools. */
@@ -33,8 +36,9 @@ let keyB: { id: string; value: string; view: Json };
 const MODEL = 'openai/gpt-4o-mini';
 
 beforeAll(async () => {
-  [openai, files, web] = await Promise.all([
+  [openai, anthropic, files, web] = await Promise.all([
     createOpenAIFake().start(),
+    createAnthropicFake().start(),
     startMcpToolServer({
       transport: 'http',
       tools: [
@@ -59,6 +63,10 @@ beforeAll(async () => {
           network_config: { base_url: openai.url, max_retries: 0 },
           keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaa', models: ['*'] }],
         },
+        anthropic: {
+          network_config: { base_url: anthropic.url, max_retries: 0 },
+          keys: [{ id: 'a1', name: 'anthropic-one', value: 'sk-ant-aaaaaaaaaaaaaaaa', models: ['*'] }],
+        },
       },
       mcp: { allowed_private_networks: ['127.0.0.0/8'] },
     },
@@ -81,7 +89,7 @@ beforeAll(async () => {
   });
   await addClient({ name: 'web', connection_type: 'sse', connection_string: web.url });
   keyA = await createVk(gw, {
-    provider_configs: [pc('openai')],
+    provider_configs: [pc('openai'), pc('anthropic')],
     budgets: [{ max_limit: 1000, reset_duration: '1d' }],
     mcp_configs: [{ mcp_client_name: 'files', tools_to_execute: ['*'], tools_to_auto_execute: ['read', 'fail'] }],
   });
@@ -89,10 +97,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([openai?.stop(), files?.close(), web?.close()]);
+  await Promise.all([openai?.stop(), anthropic?.stop(), files?.close(), web?.close()]);
 });
 beforeEach(() => {
   openai.reset();
+  anthropic.reset();
   files.calls.length = 0;
 });
 
@@ -378,5 +387,51 @@ describe('streams', () => {
     expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
     expect(openai.requests).toHaveLength(1);
     expect(files.calls).toHaveLength(0);
+  });
+});
+
+describe('the Anthropic Messages format', () => {
+  const client = () => new Anthropic({ baseURL: `${gw.url}/anthropic`, apiKey: keyA.value, maxRetries: 0 });
+  const text = (m: Anthropic.Message) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+
+  it('native (anthropic): tools as input_schema tools, tool_use run, tool_result sent back', async () => {
+    const m = await client().messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'look it up' }],
+    });
+    const sent = (i: number): Json => anthropic.requests[i]?.json as Json; // the fake records parsed JSON bodies
+    const first = sent(0);
+    expect((first['tools'] as Json[]).map((t) => t['name'])).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect((first['tools'] as Json[])[0]).toEqual({
+      name: 'files-read',
+      description: 'echoes its arguments (read)',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } } },
+    });
+    // The fake calls the first tool with a sample of its schema; the gateway ran it.
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { text: 'fake' } })]);
+    expect(anthropic.requests).toHaveLength(2);
+    const messages = sent(1)['messages'] as Json[];
+    expect(messages.map((x) => x['role'])).toEqual(['user', 'assistant', 'user']);
+    const use = (messages[1]?.['content'] as Json[] | undefined)?.find((b) => b['type'] === 'tool_use');
+    expect(messages[2]?.['content']).toEqual([
+      { type: 'tool_result', tool_use_id: use?.['id'], content: 'read:{"text":"fake"}' },
+    ]);
+    expect(text(m)).toBe('tool result: read:{"text":"fake"}');
+  });
+
+  it('translated (<provider>/<model> on /anthropic): the loop runs through the chat translation', async () => {
+    const m = await client().messages.create({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'translate me' }],
+    });
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { query: 'translate me' } })]);
+    expect(openai.requests).toHaveLength(2);
+    expect((body(1)['messages'] as Json[]).at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'read:{"query":"translate me"}',
+    });
+    expect(text(m)).toBe('Echo from gpt-4o-mini: translate me');
   });
 });

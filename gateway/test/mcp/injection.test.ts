@@ -2,6 +2,7 @@
 // an injected model and tool runner, injection's decisions over a snapshot (which tools, the caller's own name
 // wins, nothing at all without a virtual key or MCP clients), call resolution and result text.
 import { describe, expect, it } from 'vitest';
+import { messagesTools } from '../../src/formats/anthropic/tools.ts';
 import { chatTools, responsesTools } from '../../src/formats/openai/tools.ts';
 import type { ToolCallOut } from '../../src/formats/types.ts';
 import type { VirtualKey } from '../../src/governance/model.ts';
@@ -174,6 +175,30 @@ describe('responses tool codec', () => {
         { type: 'function_call_output', call_id: 'call_1', output: 'contents' },
       ],
     });
+  });
+});
+
+describe('anthropic messages tool codec', () => {
+  it('adds input_schema tools, reads tool_use blocks, appends the turn and a user message of tool_results', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user' as const, content: 'hi' }],
+      tools: [{ name: 'web_search', type: 'web_search_20250305' }],
+    };
+    messagesTools.addTools(body, [{ name: 'files-read', description: 'reads', parameters: { type: 'object' } }]);
+    expect(body.tools[1]).toEqual({ name: 'files-read', description: 'reads', input_schema: { type: 'object' } });
+    expect([...messagesTools.declared(body)]).toEqual(['web_search', 'files-read']);
+    const thinking = { type: 'thinking', thinking: '...', signature: 'sig' };
+    const use = { type: 'tool_use', id: 'toolu_1', name: 'files-read', input: { path: 'x' } };
+    const res = { id: 'msg_1', type: 'message', role: 'assistant', content: [thinking, use], stop_reason: 'tool_use' };
+    expect(messagesTools.calls(res)).toEqual([{ id: 'toolu_1', name: 'files-read', arguments: '{"path":"x"}' }]);
+    expect(messagesTools.calls({ content: [{ type: 'text', text: 'done' }] })).toEqual([]);
+    const next = messagesTools.next(body, res, [{ id: 'toolu_1', name: 'files-read', output: 'contents' }]);
+    expect(next.messages.slice(1)).toEqual([
+      { role: 'assistant', content: [thinking, use] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'contents' }] },
+    ]);
   });
 });
 

@@ -15,6 +15,7 @@ import { fromAnthropicUsage, toMessage } from './from-chat.ts';
 import { CountTokensRequest, CountTokensView, ErrorView, MessagesRequest, MessageView } from './schema.ts';
 import { messagesEvents } from './stream-from-chat.ts';
 import { toChatRequest, toCountTokensRequest } from './to-chat.ts';
+import { messagesTools } from './tools.ts';
 
 type Json = Record<string, unknown>;
 
@@ -175,6 +176,16 @@ export const messagesOperation: FormatOperation<MessagesRequest, JsonObject, Nat
   spec: messagesSpec,
   doc: messagesDoc,
   stream: messagesStream,
+  tools: {
+    ...messagesTools,
+    next(body, res, outputs) {
+      // The next step's body is a new object: the caller's beta headers go on with it.
+      const next = messagesTools.next(body, res, outputs);
+      const found = selectors.get(body);
+      if (found) selectors.set(next, found);
+      return next;
+    },
+  },
   decode(parts): Decoded<MessagesRequest> {
     const body = validated(MessagesRequest, parts);
     return { body, model: body.model, stream: body.stream === true };

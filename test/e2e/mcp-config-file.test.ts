@@ -59,6 +59,12 @@ async function clients(gw: TestGateway): Promise<Json[]> {
   return (await (await gw.admin('/api/mcp/clients')).json()) as Json[];
 }
 
+/** The `config` of the first listed client. */
+async function firstConfig(gw: TestGateway): Promise<Json> {
+  const [first] = await clients(gw);
+  return (first?.['config'] ?? {}) as Json;
+}
+
 describe('mcp.client_configs', () => {
   let databaseUrl: string;
   let gw: TestGateway | undefined;
@@ -107,7 +113,7 @@ describe('mcp.client_configs', () => {
     const unchanged = same['updated_at'];
     await gw.close();
     gw = await startTestGateway({ databaseUrl, config: config(), encryptionKey: 'file-key' });
-    expect(((await clients(gw))[0]?.['config'] as Json)['updated_at']).toBe(unchanged);
+    expect((await firstConfig(gw))['updated_at']).toBe(unchanged);
     await gw.close();
     gw = await startTestGateway({
       databaseUrl,
@@ -168,6 +174,35 @@ describe('mcp.client_configs', () => {
     await expect(startTestGateway({ databaseUrl: fresh, config: file })).rejects.toThrow(
       'governance.virtual_keys[0].mcp_configs[0].mcp_client_name: there is no MCP client named "docs"',
     );
+  });
+
+  it('compatibility mode (version 1): a file key without mcp_configs gets every enabled client, nothing auto-executed', async () => {
+    const fresh = await createTestDatabase();
+    const file = config({}, [
+      { name: 'off', connection_type: 'http', connection_string: 'http://127.0.0.1:9/mcp', disabled: true },
+    ]);
+    const gov = file['governance'] as { virtual_keys: Json[] };
+    gov.virtual_keys = [
+      { name: 'legacy', value: VK_VALUE },
+      { name: 'narrow', value: 'sk-vk-file-narrow-0123456789abcdefghi', mcp_configs: [{ mcp_client_name: 'docs' }] },
+    ];
+    const v1 = await startTestGateway({ databaseUrl: fresh, config: { version: 1, ...file } });
+    try {
+      const keys = (await json(v1, '/api/governance/virtual-keys'))['virtual_keys'] as Json[];
+      const byName = new Map(keys.map((k) => [k['name'], k['mcp_configs']]));
+      expect(byName.get('legacy')).toEqual([
+        { mcp_client_name: 'docs', tools_to_execute: ['*'], tools_to_auto_execute: [] },
+      ]);
+      // An entry with an empty (1.4.x: all) tools_to_execute is widened, as the other allow-lists of the file.
+      expect(byName.get('narrow')).toEqual([
+        { mcp_client_name: 'docs', tools_to_execute: ['*'], tools_to_auto_execute: [] },
+      ]);
+      // The API follows the 1.5 rules: a key made there without mcp_configs gets no client.
+      const made = await json(v1, '/api/governance/virtual-keys', { method: 'POST', body: { name: 'api_key' } });
+      expect(made['mcp_configs']).toEqual([]);
+    } finally {
+      await v1.close();
+    }
   });
 
   it('an immutable field changed in the file stops the start naming it', async () => {

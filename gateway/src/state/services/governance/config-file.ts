@@ -42,6 +42,12 @@ export async function applyGovernanceConfig(deps: GovernanceConfigDeps, file: Co
     file.version === 1
       ? (await deps.db.query<{ name: string }>('SELECT name FROM providers ORDER BY name')).rows.map((r) => r.name)
       : [];
+  // ... and a key without MCP configs every enabled MCP client's tools (spec, automatic migration 4; 1.4.x had no
+  // per-key MCP grants). Auto-execution stays off: 1.4.x keys never granted it.
+  const mcpClients =
+    file.version === 1
+      ? (await deps.db.query<{ name: string }>('SELECT name FROM mcp_clients WHERE NOT disabled ORDER BY name')).rows
+      : [];
   for (const [i, vk] of gov.virtual_keys.entries()) {
     const path = `governance.virtual_keys[${i}]`;
     const { team, customer, ...body } = vk;
@@ -51,7 +57,13 @@ export async function applyGovernanceConfig(deps: GovernanceConfigDeps, file: Co
       file.version === 1 && body.provider_configs.length === 0
         ? providers.map((provider) => ({ provider, allowed_models: ['*'], key_ids: ['*'] }))
         : body.provider_configs;
-    await atPath(path, () => deps.virtualKeys.applyConfig({ ...body, provider_configs, team_id, customer_id }));
+    const mcp_configs =
+      file.version === 1 && body.mcp_configs.length === 0
+        ? mcpClients.map((c) => ({ mcp_client_name: c.name, tools_to_execute: ['*'], tools_to_auto_execute: [] }))
+        : body.mcp_configs;
+    await atPath(path, () =>
+      deps.virtualKeys.applyConfig({ ...body, provider_configs, mcp_configs, team_id, customer_id }),
+    );
   }
   for (const [i, override] of gov.pricing_overrides.entries()) {
     const path = `governance.pricing_overrides[${i}]`;

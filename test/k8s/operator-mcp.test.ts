@@ -7,6 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
 import {
@@ -122,6 +123,17 @@ async function until(
     `${kind} ${name} to be ${JSON.stringify({ ...want, ...fields })} (last: ${JSON.stringify(last)})`,
   );
   return last as Status; // set by the condition above
+}
+
+/** A read of the database the gateways and the operator share. */
+async function queryDb(sql: string, params: unknown[]): Promise<{ rows: Record<string, unknown>[] }> {
+  const client = new pg.Client({ connectionString: c.postgres.url });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
 }
 
 async function admin(path: string, init: { method?: string; body?: unknown } = {}): Promise<Response> {
@@ -358,7 +370,39 @@ describe('MCPClient with server-level OAuth', () => {
     const ready = await until(MCPC, 'crm', { status: 'True' }, { connectionState: 'connected' }, 30_000);
     expect(ready.oauthStatus).toBe('authorized');
     expect(ready).not.toHaveProperty('authorizeUrl');
+    // Deleting the resource deletes the client with its OAuth configuration and token.
+    ok(await c.kubectl('delete', MCPC, 'crm', '-n', NAMESPACE, '--timeout=20s'));
+    expect((await admin(`/api/mcp/client/${String(ready.clientId)}`)).status).toBe(404);
+    const { rows } = await queryDb('SELECT count(*)::int AS n FROM oauth_configs WHERE mcp_client_id = $1', [
+      String(ready.clientId),
+    ]);
+    expect(rows[0]?.n).toBe(0);
   }, 90_000);
+
+  it('per_user_oauth: Ready once synced, with its flow mode; each caller authorizes for itself', async () => {
+    ok(
+      await c.apply('mail', [
+        {
+          apiVersion: API,
+          kind: 'MCPClient',
+          metadata: meta('mail'),
+          spec: {
+            connectionType: 'http',
+            connectionString: protectedServer.url,
+            authType: 'per_user_oauth',
+            oauth: { serverUrl: oauth.url, scopes: ['tools:read'], flowMode: 'user' },
+          },
+        },
+      ]),
+    );
+    const s = await until(MCPC, 'mail', { status: 'True' }, { oauthStatus: 'authorized' });
+    expect(s).not.toHaveProperty('authorizeUrl');
+    const { rows } = await queryDb(
+      'SELECT o.kind, o.flow_mode FROM oauth_configs o JOIN mcp_clients c ON c.oauth_config_id = o.id WHERE c.id = $1',
+      [String(s.clientId)],
+    );
+    expect(rows).toEqual([{ kind: 'per_user', flow_mode: 'user' }]);
+  });
 });
 
 describe('MCPClient admission', () => {

@@ -351,8 +351,13 @@ describe('auto-execution', () => {
   });
 
   it('charges and logs every model call on its own', async () => {
-    const before = budgetsOf(await adminJson(gw, `${VK}/${keyA.id}`))[0]?.['current_usage'] as number;
-    const { response } = await sdk(keyA.value)
+    // A key of its own: no earlier request's charge can still be settling into its budget.
+    const key = await createVk(gw, {
+      provider_configs: [pc('openai')],
+      budgets: [{ max_limit: 1000, reset_duration: '1d' }],
+      mcp_configs: [{ mcp_client_name: 'files', tools_to_execute: ['read'], tools_to_auto_execute: ['read'] }],
+    });
+    const { response } = await sdk(key.value)
       .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'charge me twice' }] })
       .withResponse();
     const ids = String(response.headers.get('x-gateway-mcp-step-ids')).split(', ');
@@ -360,15 +365,14 @@ describe('auto-execution', () => {
     expect(ids[0]).toBe(response.headers.get('x-gateway-request-id'));
     const logs = await Promise.all(ids.map((id) => logOf(gw, id)));
     for (const log of logs) {
-      expect(log).toMatchObject({ virtual_key_id: keyA.id, status: 'success', request_type: 'chat_completion' });
+      expect(log).toMatchObject({ virtual_key_id: key.id, status: 'success', request_type: 'chat_completion' });
       expect(log['cost_nano']).toBeGreaterThan(0);
     }
     // Step 1 answered the tool call, step 2 the text: two different usages.
     expect(logs[0]?.['completion_tokens']).not.toBe(logs[1]?.['completion_tokens']);
     const total = logs.reduce((n, l) => n + Number(l['cost_nano']), 0);
-    const usage = async () => budgetsOf(await adminJson(gw, `${VK}/${keyA.id}`))[0]?.['current_usage'] as number;
-    const after = await poll(usage, (u) => Math.abs(u - before - usd(total)) < 1e-9);
-    expect(after - before).toBeCloseTo(usd(total), 9);
+    const usage = async () => budgetsOf(await adminJson(gw, `${VK}/${key.id}`))[0]?.['current_usage'] as number;
+    expect(await poll(usage, (u) => Math.abs(u - usd(total)) < 1e-12)).toBeCloseTo(usd(total), 12);
   });
 });
 

@@ -34,7 +34,9 @@ let none = '';
 let inactive = '';
 
 beforeAll(async () => {
-  gw = await startTestGateway({ config: { mcp: { allowed_private_networks: ['127.0.0.1/32'] } } });
+  gw = await startTestGateway({
+    config: { client: { max_request_body_size_mb: 1 }, mcp: { allowed_private_networks: ['127.0.0.1/32'] } },
+  });
   alpha = await startMcpToolServer({
     transport: 'http',
     tools: [
@@ -211,6 +213,20 @@ describe('/mcp bad input', () => {
     const res = await raw({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
     expect(res.status).toBe(415);
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+  });
+
+  it('a body over the size limit: 413 before it is read (the gateway envelope, as for every route), nothing called', async () => {
+    const before = alpha.calls.length;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/call',
+      params: { name: 'alpha-read', arguments: { text: 'x'.repeat(1_100_000) } },
+    });
+    const res = await raw({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ is_gateway_error: true, error: { code: 'payload_too_large' } });
+    expect(alpha.calls.length).toBe(before);
   });
 
   it('an unknown method: JSON-RPC method not found', async () => {

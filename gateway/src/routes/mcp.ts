@@ -102,6 +102,10 @@ export function registerMcpServerFamily(app: FastifyInstance, rt: Runtime): void
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
         });
+        // Headers set so far (CORS from the app's hooks) would be lost with the hijack: carry them over.
+        for (const [name, value] of Object.entries(reply.getHeaders())) {
+          if (value !== undefined) reply.raw.setHeader(name, value);
+        }
         reply.hijack();
         reply.raw.setHeader('x-gateway-request-id', request.id);
         reply.raw.on('close', () => {

@@ -315,8 +315,12 @@ export class OAuthCore {
     return this.refreshToken(configId, binding, INLINE_SKEW_MS);
   }
 
+  /** Due within `leadMs`, or within the last half of its life for a token that lives shorter than twice that. */
   private due(token: OAuthTokenRecord, leadMs: number): boolean {
-    return token.expires_at !== null && token.expires_at.getTime() - leadMs <= this.deps.now();
+    if (token.expires_at === null) return false;
+    const expires = token.expires_at.getTime();
+    const life = expires - (token.last_refreshed_at ?? token.updated_at).getTime();
+    return expires - Math.min(leadMs, Math.max(0, life / 2)) <= this.deps.now();
   }
 
   private async explainMissing(configId: string): Promise<never> {

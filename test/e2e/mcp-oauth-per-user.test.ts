@@ -370,6 +370,30 @@ describe('refused ids and inputs', () => {
     expect(await count()).toBe(before);
   });
 
+  it('authorize answers a 502 page (no redirect, no upstream detail) when the sign-in cannot start', async () => {
+    const created = await send('POST', '/api/mcp/client', {
+      name: 'broken',
+      connection_type: 'http',
+      connection_string: 'http://127.0.0.1:9/mcp',
+      auth_type: 'per_user_oauth',
+      // Nothing listens at either address: discovery fails.
+      oauth_config: { server_url: 'http://127.0.0.1:9', scopes: ['tools:read'] },
+    });
+    expect(created.status).toBe(200);
+    const started = await send('POST', '/api/oauth/per-user/flows', {
+      mcp_client_id: (created.body['client'] as Json)['client_id'],
+      virtual_key_id: keys['tenant_a']!.id,
+    });
+    expect(started.status).toBe(201);
+    const r = await page(`${String(started.body['consent_url'])}/authorize`);
+    expect(r.status).toBe(502);
+    expect(r.headers.get('location')).toBeNull();
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.body).not.toContain('127.0.0.1:9');
+    const flowId = String((started.body['flow'] as Json)['id']);
+    expect((await send('GET', `/api/oauth/per-user/flows/${flowId}`)).body['status']).toBe('pending');
+  });
+
   it('the consent page: 404 and 400 HTML, never cached, strict CSP', async () => {
     for (const [path, status] of [
       [`/api/oauth/consent/${unknown}`, 404],

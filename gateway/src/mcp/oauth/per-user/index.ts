@@ -11,6 +11,7 @@ import {
   type FlowRecord,
   PerUserFlowService,
 } from '../../../state/services/oauth/per-user-flows.ts';
+import { messageOf } from '../../../util/errors.ts';
 import { type CallerBinding, extrasOf } from '../../binding.ts';
 import { McpAuthError, type McpClientRecord, type TokenBinding } from '../../types.ts';
 import { consentPath, redirectUri } from '../base-url.ts';
@@ -153,11 +154,9 @@ export class PerUserOAuth {
       identity,
       ttlMs: this.deps.flowTtlMs ?? DEFAULT_FLOW_TTL_MS,
     });
+    // The flow id is the consent page's capability: never in a log line.
     if (created) {
-      this.deps.logger.info(
-        { mcp_client: client.name, flow_mode: identity.flow_mode, flow: flow.id },
-        'per-user OAuth flow opened',
-      );
+      this.deps.logger.info({ mcp_client: client.name, flow_mode: identity.flow_mode }, 'per-user OAuth flow opened');
     }
     const url = this.consentUrl(flow.id, extrasOf(binding).origin);
     throw new McpAuthError(
@@ -214,12 +213,16 @@ export class PerUserOAuth {
       });
       return { redirect: url };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.deps.logger.warn({ flow: flow.id, err: message }, 'per-user OAuth authorization could not start');
+      const message = messageOf(err);
+      this.deps.logger.warn(
+        { mcp_client: flow.mcp_client_name, flow_mode: flow.flow_mode, err: message },
+        'per-user OAuth authorization could not start',
+      );
+      // The page is public: the reason (upstream hosts, configuration) goes to the log only.
       return messagePage(
         502,
         'Authorization could not start',
-        `The MCP server's sign-in could not be reached: ${message}`,
+        "The MCP server's sign-in could not be started. Try again later; if it keeps failing, tell the gateway's operator.",
       );
     }
   }

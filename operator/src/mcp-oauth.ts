@@ -4,8 +4,10 @@
 // the gateway pods start the authorization (and publish its URL) and hold the tokens.
 import { ConfigFile } from '@model-gateway/gateway/config';
 import { createOAuth } from '@model-gateway/gateway/mcp-oauth';
-import type { State } from '@model-gateway/gateway/state';
+import { type State, StateError } from '@model-gateway/gateway/state';
 import type { Logger } from 'pino';
+
+type OAuthWrites = NonNullable<Parameters<State['mcpClients']['attach']>[0]['oauth']>;
 
 /**
  * Attaches OAuth configuration writes to `state.mcpClients`. `allowedPrivateNetworks` is the SSRF guard's
@@ -21,8 +23,26 @@ export function attachMcpOAuth(
   if (!parsed.success) {
     throw new Error(`OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   }
-  const file = parsed.data;
-  const oauth = createOAuth({ state, file, logger, now: Date.now }, { startWorker: false });
-  state.mcpClients.attach({ oauth });
+  const oauth = createOAuth({ state, file: parsed.data, logger, now: Date.now }, { startWorker: false });
+  const writes: OAuthWrites = {
+    createConfig: (q, clientId, kind, input) => asInputError(() => oauth.createConfig(q, clientId, kind, input)),
+    updateConfig: (q, configId, input) => asInputError(() => oauth.updateConfig(q, configId, input)),
+  };
+  state.mcpClients.attach({ oauth: writes });
   return oauth;
+}
+
+/**
+ * The OAuth part refuses an endpoint the SSRF guard refuses with the HTTP layer's error (its `param` names the
+ * field); for the operator that is a spec to fix (InvalidSpec), not an outage to retry.
+ */
+export async function asInputError<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof StateError || !(err instanceof Error)) throw err;
+    const param = (err as Error & { param?: unknown }).param;
+    if (typeof param === 'string') throw new StateError('invalid', err.message, param);
+    throw err;
+  }
 }

@@ -379,6 +379,30 @@ describe('MCPClient with server-level OAuth', () => {
     expect(rows[0]?.n).toBe(0);
   }, 90_000);
 
+  it('an OAuth endpoint the SSRF guard refuses is InvalidSpec naming the field', async () => {
+    ok(
+      await c.apply('private-oauth', [
+        {
+          apiVersion: API,
+          kind: 'MCPClient',
+          metadata: meta('private-oauth'),
+          spec: {
+            connectionType: 'http',
+            connectionString: protectedServer.url,
+            authType: 'oauth',
+            oauth: { clientId: 'gateway', serverUrl: 'http://10.0.0.1/' },
+          },
+        },
+      ]),
+    );
+    const s = await until(MCPC, 'private-oauth', { status: 'False', reason: 'InvalidSpec' });
+    expect(s.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(/^oauth_config\.server_url: /);
+    expect(
+      (await queryDb('SELECT count(*)::int AS n FROM mcp_clients WHERE name = $1', ['private_oauth'])).rows[0]?.n,
+    ).toBe(0);
+    ok(await c.kubectl('delete', MCPC, 'private-oauth', '-n', NAMESPACE, '--timeout=20s'));
+  });
+
   it('per_user_oauth: Ready once synced, with its flow mode; each caller authorizes for itself', async () => {
     ok(
       await c.apply('mail', [

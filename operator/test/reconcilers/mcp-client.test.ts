@@ -3,6 +3,7 @@
 import { StateError } from '@model-gateway/gateway/state';
 import { describe, expect, it } from 'vitest';
 import { MCPClientSpec } from '../../src/crds/mcp-client.ts';
+import { asInputError } from '../../src/mcp-oauth.ts';
 import { dependents } from '../../src/reconcilers/dependents.ts';
 import {
   MCP_ERROR_REQUEUE_MS,
@@ -296,5 +297,22 @@ describe('MCPClient dependents and errors', () => {
     ).toMatchObject({
       reason: 'InvalidSpec',
     });
+  });
+});
+
+describe('MCPClient OAuth writes in the operator', () => {
+  it('an endpoint refused with a param becomes an invalid-input state error (InvalidSpec); anything else is rethrown', async () => {
+    const refused = Object.assign(new Error('oauth_config.server_url: 10.0.0.1 is a private address'), {
+      param: 'oauth_config.server_url',
+    });
+    const err = await asInputError(() => Promise.reject(refused)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StateError);
+    expect(fromStateError(err)).toMatchObject({
+      reason: 'InvalidSpec',
+      message: 'oauth_config.server_url: 10.0.0.1 is a private address',
+    });
+    const down = new Error('connection refused');
+    expect(await asInputError(() => Promise.reject(down)).catch((e: unknown) => e)).toBe(down);
+    expect(await asInputError(async () => 'oac_1')).toBe('oac_1');
   });
 });

@@ -25,6 +25,8 @@ export interface ToolServerContext {
   clients: ReadonlyMap<string, McpClientRecord>;
   connections: McpConnections;
   signal?: AbortSignal | undefined;
+  /** Told of every refused call (spec: a blocked request logs which rule denied it). */
+  onBlocked?: ((tool: string, reason: string) => void) | undefined;
 }
 
 /** tools/call as received: its params are checked in the handler, so a bad one is -32602 (the SDK says -32603). */
@@ -55,6 +57,16 @@ function resolveTool(ctx: ToolServerContext, qualified: string): { tool: McpTool
     );
   }
   const tool = ctx.connections.tools().find((t) => t.clientId === client.id && t.name === split.tool);
+  // A per-user client is listed only once some caller's own session opened; until then the call goes through
+  // blind and asks this caller to authorize (the consent link), or the upstream says the tool is unknown.
+  if (
+    !tool &&
+    client.auth_type === 'per_user_oauth' &&
+    !ctx.connections.tools().some((t) => t.clientId === client.id)
+  ) {
+    const unlisted = { clientId: client.id, clientName: client.name, name: split.tool, qualifiedName: qualified };
+    return { tool: { ...unlisted, inputSchema: { type: 'object' } }, client };
+  }
   if (!tool) {
     const state = ctx.connections.state(client.id);
     const why =
@@ -78,7 +90,14 @@ export function createToolServer(ctx: ToolServerContext): Server {
       throw new McpError(ErrorCode.InvalidParams, `invalid tools/call params: ${z.prettifyError(parsed.error)}`);
     }
     const params = parsed.data;
-    const { tool, client } = resolveTool(ctx, params.name);
+    let resolved: { tool: McpTool; client: McpClientRecord };
+    try {
+      resolved = resolveTool(ctx, params.name);
+    } catch (err) {
+      ctx.onBlocked?.(params.name, (err as Error).message);
+      throw err;
+    }
+    const { tool, client } = resolved;
     const binding = resolveBinding(client, ctx.principal, ctx.request);
     if (!binding.ok) return errorResult(binding.reason);
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, extra.signal]) : extra.signal;

@@ -134,7 +134,7 @@ describe('/api/mcp/client', () => {
     ['bad OAuth URL', { auth_type: 'oauth', oauth_config: { authorize_url: 'x' } }, 'oauth_config.authorize_url', ''],
     ['wildcard mixed', { tools_to_execute: ['*', 'a'] }, 'tools_to_execute', 'must stand alone'],
     ['duplicate tools', { tools_to_execute: ['a', 'a'] }, 'tools_to_execute', 'duplicate'],
-    ['vk_configs', { vk_configs: [] }, 'vk_configs', 'mcp_configs'],
+    ['vk_configs on create', { vk_configs: [] }, 'vk_configs', 'only when editing'],
     ['metadata address', { connection_string: 'http://169.254.169.254/latest' }, 'connection_string', 'refused'],
   ];
   for (const [label, change, param, text] of BAD) {
@@ -187,6 +187,20 @@ describe('/api/mcp/client', () => {
         tools_to_auto_execute: [],
       },
     ]);
+    // The reference edit flow's vk_configs replace the grants; the key's own view follows.
+    const keyPath = `/api/governance/virtual-keys/${String(key.body['id'])}`;
+    expect((await send('PUT', `/api/mcp/client/${id}`, { vk_configs: [] })).status).toBe(200);
+    expect((await send('GET', keyPath)).body['mcp_configs']).toEqual([]);
+    const regrant = { virtual_key_id: key.body['id'], tools_to_execute: ['*'], tools_to_auto_execute: [] };
+    expect((await send('PUT', `/api/mcp/client/${id}`, { vk_configs: [regrant] })).status).toBe(200);
+    expect((await send('GET', keyPath)).body['mcp_configs']).toEqual([
+      { mcp_client_name: 'granted', tools_to_execute: ['*'], tools_to_auto_execute: [] },
+    ]);
+    expect400(
+      await send('PUT', `/api/mcp/client/${id}`, { vk_configs: [{ virtual_key_id: 'nope', tools_to_execute: [] }] }),
+      'vk_configs[0].virtual_key_id',
+      'no virtual key with id nope',
+    );
     const del = await send('DELETE', `/api/mcp/client/${id}`);
     expect(del.body).toEqual({
       status: 'success',

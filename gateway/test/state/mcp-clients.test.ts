@@ -171,7 +171,7 @@ for (const driver of drivers) {
         'not in tools_to_execute',
       ],
       ['negative price', { tool_pricing: { read: -1 } }, 'tool_pricing.read', ''],
-      ['vk_configs', { vk_configs: [] }, 'vk_configs', 'mcp_configs'],
+      ['vk_configs on create', { vk_configs: [] }, 'vk_configs', 'only when editing'],
       ['code mode', { is_code_mode_client: true }, 'is_code_mode_client', ''],
       ['unknown field', { color: 'red' }, 'color', ''],
       ['bad client_id', { client_id: 'a b' }, 'client_id', ''],
@@ -278,6 +278,62 @@ for (const driver of drivers) {
       await s.svc.update('c1', { name: 'files' }, API);
       expect(await grantsOf('k1')).toEqual([grant('other'), grant('files')]);
       expect(s.events).toEqual([{ kind: 'mcp' }, { kind: 'governance' }]);
+    });
+
+    it('vk_configs on an edit replace every key\u2019s grant of the client, in place, in one transaction', async () => {
+      await s.db.exec('DELETE FROM virtual_keys');
+      await s.svc.create({ ...base, client_id: 'c1' }, API);
+      await s.svc.create({ ...base, name: 'web', client_id: 'c2' }, API);
+      const fsGrant = { mcp_client_name: 'fs', tools_to_execute: ['read', 'list'], tools_to_auto_execute: ['read'] };
+      await addKey('k1', [fsGrant, grant('web')]);
+      await addKey('k2', [grant('fs')]);
+      await addKey('k3', [grant('web')]);
+      s.events.length = 0;
+      await s.svc.update(
+        'c1',
+        {
+          vk_configs: [
+            { virtual_key_id: 'k1', tools_to_execute: ['read'] },
+            { virtual_key_id: 'k3', tools_to_execute: ['*'], tools_to_auto_execute: ['*'] },
+          ],
+        },
+        API,
+      );
+      // k1 keeps its place and the auto-executed tools that stay executable; k2 loses its grant; k3 gains one.
+      expect(await grantsOf('k1')).toEqual([
+        { mcp_client_name: 'fs', tools_to_execute: ['read'], tools_to_auto_execute: ['read'] },
+        grant('web'),
+      ]);
+      expect(await grantsOf('k2')).toEqual([]);
+      expect(await grantsOf('k3')).toEqual([
+        grant('web'),
+        { mcp_client_name: 'fs', tools_to_execute: ['*'], tools_to_auto_execute: ['*'] },
+      ]);
+      expect(s.events).toEqual([{ kind: 'mcp' }, { kind: 'governance' }]);
+      // Refused: an unknown key, a key twice, auto outside the executable tools; nothing changes.
+      const unknown = await expectStateError(
+        s.svc.update('c1', { vk_configs: [{ virtual_key_id: 'nope', tools_to_execute: ['*'] }] }, API),
+        'invalid',
+        'no virtual key with id nope',
+      );
+      expect(unknown.param).toBe('vk_configs[0].virtual_key_id');
+      const twice = { virtual_key_id: 'k2', tools_to_execute: ['*'] };
+      expect((await expectStateError(s.svc.update('c1', { vk_configs: [twice, twice] }, API), 'invalid')).param).toBe(
+        'vk_configs[1].virtual_key_id',
+      );
+      const outside = { virtual_key_id: 'k2', tools_to_execute: ['a'], tools_to_auto_execute: ['b'] };
+      expect((await expectStateError(s.svc.update('c1', { vk_configs: [outside] }, API), 'invalid')).param).toBe(
+        'vk_configs[0].tools_to_auto_execute[0]',
+      );
+      expect(await grantsOf('k2')).toEqual([]);
+      // A key owned by Kubernetes is edited with kubectl: the whole edit is refused.
+      await s.db.query(`UPDATE virtual_keys SET owner_ref = 'ns/k3', source = 'kubernetes' WHERE id = 'k3'`);
+      await expectStateError(s.svc.update('c1', { vk_configs: [], disabled: true }, API), 'owned_by_kubernetes', 'k3');
+      expect((await s.svc.get('c1')).disabled).toBe(false);
+      await s.db.query(`UPDATE virtual_keys SET owner_ref = NULL, source = 'api' WHERE id = 'k3'`);
+      // An empty list removes every grant.
+      await s.svc.update('c1', { vk_configs: [] }, API);
+      expect([await grantsOf('k1'), await grantsOf('k3')]).toEqual([[grant('web')], [grant('web')]]);
     });
 
     it('OAuth: the configuration is created in the same transaction, rotated on update, gone with the client', async () => {

@@ -149,7 +149,8 @@ export function registerMcpClientRoutes(app: FastifyInstance, rt: McpClientRoute
       description:
         'Partial: fields not sent keep their values. `connection_type`, `connection_string` and `auth_type` ' +
         'cannot change. A header sent as "[redacted]" keeps its stored value. `oauth_config.client_id` / ' +
-        '`client_secret` rotate the OAuth credentials; the client keeps its id.',
+        '`client_secret` rotate the OAuth credentials; the client keeps its id. `vk_configs` replaces every ' +
+        'virtual key\u2019s grant of this client.',
       params: IdParams,
       body: McpClientUpdateInput,
       responses: success,

@@ -23,7 +23,7 @@ import {
   REDACTED,
 } from './validate.ts';
 import { clientView, type McpClientView, type MergedClient, mergeUpdate } from './views.ts';
-import { dropClientGrants, renameClientGrants } from './vk-refs.ts';
+import { dropClientGrants, renameClientGrants, replaceClientGrants } from './vk-refs.ts';
 
 export type { McpClientView } from './views.ts';
 
@@ -126,7 +126,10 @@ export class McpClientService {
     return this.get(id);
   }
 
-  /** A partial update: fields not sent keep their values; connection type, string and auth type cannot change. */
+  /**
+   * A partial update: fields not sent keep their values; connection type, string and auth type cannot change.
+   * `vk_configs`, when sent, replaces every virtual key's grant of this client.
+   */
   async update(id: string, body: unknown, actor: Actor): Promise<McpClientView> {
     checkPathParam(id, 'id');
     const parsed = McpClientUpdateInput.safeParse(body ?? {});
@@ -140,7 +143,8 @@ export class McpClientService {
       );
     }
     if (input.connection_string !== undefined) await this.checkConnection(input.connection_string);
-    let renamed: string[] = [];
+    // Virtual keys whose grants this update changed (a rename, vk_configs).
+    let keys: string[] = [];
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, id, true);
       checkOwner(row, actor);
@@ -158,10 +162,13 @@ export class McpClientService {
         await this.oauthKind(row.auth_type).oauth.updateConfig(tx, row.oauth_config_id, oauthInput(next.oauth_config));
       }
       await this.writeUpdate(tx, row, next);
-      if (next.name !== row.name) renamed = await renameClientGrants(tx, row.name, next.name);
+      if (next.name !== row.name) keys = await renameClientGrants(tx, row.name, next.name);
+      if (input.vk_configs !== undefined) {
+        keys = [...keys, ...(await replaceClientGrants(tx, next.name, input.vk_configs, actor))];
+      }
     });
     await this.deps.publish(MCP);
-    if (renamed.length > 0) await this.deps.publish(GOVERNANCE);
+    if (keys.length > 0) await this.deps.publish(GOVERNANCE);
     return this.get(id);
   }
 

@@ -127,15 +127,48 @@ const ReadOnly = {
   updated_at: z.string().optional(),
 };
 
+/**
+ * Reference MCPVKConfig (PUT only): which virtual keys may use this client, replacing every key's entry for it.
+ * `tools_to_auto_execute` is optional: omitted, a key keeps the auto-executed tools it had that stay executable.
+ */
+export const VkConfigInput = z
+  .strictObject({
+    virtual_key_id: idString(),
+    tools_to_execute: ceiling('tools_to_execute'),
+    tools_to_auto_execute: ceiling('tools_to_auto_execute').optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.tools_to_execute[0] === WILDCARD || v.tools_to_auto_execute === undefined) return;
+    for (const [i, tool] of v.tools_to_auto_execute.entries()) {
+      if (!v.tools_to_execute.includes(tool)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tools_to_auto_execute', i],
+          message: `"${tool}" is not in tools_to_execute`,
+        });
+      }
+    }
+  });
+export type VkConfigInput = z.infer<typeof VkConfigInput>;
+
+const VkConfigs = z
+  .array(VkConfigInput)
+  .max(1000)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, v] of list.entries()) {
+      if (seen.has(v.virtual_key_id)) {
+        ctx.addIssue({ code: 'custom', path: [i, 'virtual_key_id'], message: 'the same virtual key twice' });
+      }
+      seen.add(v.virtual_key_id);
+    }
+  });
+
 const Unsupported = {
   stdio_config: z.unknown().refine(() => false, 'stdio is not supported: the gateway does not spawn processes'),
   vk_configs: z
     .unknown()
-    .refine(
-      () => false,
-      'not supported: grant a virtual key this client\u2019s tools through the key\u2019s mcp_configs ' +
-        '(PUT /api/governance/virtual-keys/{id})',
-    ),
+    .refine(() => false, 'only when editing a client (PUT): create the client first, then grant it to virtual keys'),
   is_code_mode_client: z
     .boolean()
     .refine((v) => !v, 'code mode is not supported')
@@ -196,10 +229,11 @@ export const McpClientUpdateInput = z.strictObject({
   is_ping_available: Fields.is_ping_available.optional(),
   disabled: Fields.disabled.optional(),
   allow_on_all_virtual_keys: Fields.allow_on_all_virtual_keys.optional(),
+  /** Replaces every virtual key's grant of this client (reference MCPVKConfig); omitted, grants stay. */
+  vk_configs: VkConfigs.optional(),
   ...ReadOnly,
-  ...Unsupported,
   stdio_config: Unsupported.stdio_config.optional(),
-  vk_configs: Unsupported.vk_configs.optional(),
+  is_code_mode_client: Unsupported.is_code_mode_client,
 });
 export type McpClientUpdateInput = z.infer<typeof McpClientUpdateInput>;
 

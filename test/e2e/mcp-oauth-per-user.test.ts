@@ -1,6 +1,6 @@
 // Per-user OAuth end to end on a real gateway (Postgres + Redis), a real OAuth server (oidc-provider) and an
 // OAuth-protected MCP SDK tool server that accepts only tokens that server issued. Two virtual keys call the same
-// per-user client through /mcp with the MCP SDK client: each gets its own consent link, completes it through the
+// per-user client through /mcp with the MCP SDK client (and /v1/mcp/tool/execute): each gets its own consent link, completes it through the
 // OAuth server (browserless), and from then on its calls carry its own token. Also: the flow detail per mode,
 // has_active_token and the "already authenticated" page, expiry, a failed consent, wrong and replayed states, and
 // every refused id.
@@ -157,13 +157,13 @@ describe('per-user OAuth through /mcp', () => {
 
   it('a first call gets the consent link in the error; nothing reaches the upstream tool', async () => {
     const before = upstream.calls.length;
-    // No binding has listed this client's tools yet: the first call goes through /v1/mcp/tool/execute.
-    const r = await execute(keys['tenant_a']!.value, 'notes-whoami');
+    // No caller has authorized yet, so nothing lists this client's tools: the call still reaches the binding.
+    const r = await callTool(keys['tenant_a']!.value, 'notes-whoami');
     expect(r.isError).toBe(true);
     expect(r.text).toContain('needs authorization');
     consentA = consentUrlIn(r.text);
     expect(consentA.startsWith(`${gw.url}/api/oauth/consent/`)).toBe(true);
-    // Calling again reuses the live flow: the same link.
+    // Calling again (here through /v1/mcp/tool/execute) reuses the live flow: the same link.
     expect(consentUrlIn((await execute(keys['tenant_a']!.value, 'notes-whoami')).text)).toBe(consentA);
     expect(upstream.calls.length).toBe(before);
 
@@ -273,7 +273,7 @@ describe('per-user OAuth through /mcp', () => {
     const bobB = await execute(keys['tenant_b']!.value, 'people-whoami', { 'x-gateway-user-id': 'bob' });
     expect(flowIdOf(consentUrlIn(bobB.text))).not.toBe(flowBob);
 
-    const s = await execute(a.value, 'chats-whoami', { 'x-gateway-session-id': 'sess-1' });
+    const s = await callTool(a.value, 'chats-whoami', { 'x-gateway-session-id': 'sess-1' });
     const detail = (await send('GET', `/api/oauth/per-user/flows/${flowIdOf(consentUrlIn(s.text))}`)).body;
     expect(detail).toMatchObject({ flow_mode: 'session', session_id: 'sess-1', virtual_key: { id: a.id } });
     expect(detail).not.toHaveProperty('user');

@@ -248,6 +248,13 @@ describe('per-user OAuth through /mcp', () => {
     });
     expect(r.status).toBe(201);
     expect(r.body['flow']).toMatchObject({ status: 'pending', has_active_token: true, flow_mode: 'vk' });
+    // Asking again reuses the binding's live flow.
+    const again = await send('POST', '/api/oauth/per-user/flows', {
+      mcp_client_id: clientIds['notes'],
+      virtual_key_id: keys['tenant_a']!.id,
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ created: false, consent_url: r.body['consent_url'] });
     const shown = await page(String(r.body['consent_url']));
     expect(shown.status).toBe(200);
     expect(shown.body).toContain('Already authenticated');

@@ -10,7 +10,7 @@ import { GatewayError } from '../../src/http/errors.ts';
 import { CALLBACK_CSP, callbackPage } from '../../src/mcp/oauth/callback-page.ts';
 import { givenMetadata } from '../../src/mcp/oauth/discovery.ts';
 import { oauthFetch, ResponseTooLarge } from '../../src/mcp/oauth/fetch.ts';
-import { chooseAuthMethod, registrationAuthMethod } from '../../src/mcp/oauth/protocol.ts';
+import { chooseAuthMethod, plainHttpEndpoint, registrationAuthMethod } from '../../src/mcp/oauth/protocol.ts';
 import { OutboundAllowList } from '../../src/mcp/ssrf.ts';
 import { createMemoryCoordinator, MemoryBackend } from '../../src/state/coord/memory.ts';
 import {
@@ -83,6 +83,20 @@ describe('metadata and client authentication', () => {
     expect(chooseAuthMethod(md(['client_secret_basic']), false)).toBe('none');
     expect(registrationAuthMethod(md(['none']))).toBe('none');
     expect(registrationAuthMethod(md(['none', 'client_secret_post']))).toBe('client_secret_post');
+  });
+});
+
+describe('plain http endpoints', () => {
+  it('are refused unless the allow-list names their host', () => {
+    const md = (token: string) => ({ issuer: 'https://as', token_endpoint: token });
+    const allow = new OutboundAllowList(['127.0.0.0/8', 'auth.internal']);
+    expect(plainHttpEndpoint(md('https://as.example.com/token'), allow)).toBeUndefined();
+    expect(plainHttpEndpoint(md('http://127.0.0.1:8080/token'), allow)).toBeUndefined();
+    expect(plainHttpEndpoint(md('http://auth.internal/token'), allow)).toBeUndefined();
+    expect(plainHttpEndpoint(md('http://as.example.com/token'), allow)).toBe('http://as.example.com/token');
+    expect(plainHttpEndpoint({ ...md('https://as/token'), registration_endpoint: 'http://10.0.0.1/reg' }, allow)).toBe(
+      'http://10.0.0.1/reg',
+    );
   });
 });
 

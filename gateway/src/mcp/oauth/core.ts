@@ -30,6 +30,7 @@ import {
   describeOAuthError,
   exchangeCode,
   isPermanentGrantError,
+  plainHttpEndpoint,
   refresh,
   register,
   type TokenSet,
@@ -131,6 +132,13 @@ export class OAuthCore {
       }
       // The admin learns now, not after authorizing, that the token endpoint is out of bounds.
       await checkOutboundUrl(metadata.token_endpoint ?? '', this.deps.fetch.allowList);
+      const plain = plainHttpEndpoint(metadata, this.deps.fetch.allowList);
+      if (plain) {
+        throw new GatewayError(
+          'invalid_request',
+          `OAuth endpoint ${plain} uses plain http: use https (http only for hosts in mcp.allowed_private_networks)`,
+        );
+      }
       if (record.registered && record.redirect_uri !== redirectUri) {
         // Spec, server-level OAuth 8: the public URL changed since registration; register again.
         this.deps.logger.info({ oauth_config: configId }, 'MCP OAuth: redirect URI changed, registering again');

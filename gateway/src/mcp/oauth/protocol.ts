@@ -1,9 +1,11 @@
 // The OAuth protocol steps, all through openid-client: dynamic client registration (RFC 7591), the authorization
 // URL with PKCE S256, the code exchange, and the refresh grant. Nothing here touches storage: the core passes a
 // configuration's stored facts in and stores what comes out.
+import { isIP } from 'node:net';
 import * as oidc from 'openid-client';
 import { GatewayError } from '../../http/errors.ts';
 import { messageOf } from '../../util/errors.ts';
+import type { OutboundAllowList } from '../ssrf.ts';
 import type { ServerMetadata } from './discovery.ts';
 import type { OAuthFetch } from './fetch.ts';
 
@@ -41,6 +43,20 @@ export function registrationAuthMethod(metadata: ServerMetadata): TokenAuthMetho
   if (!supported || supported.includes('client_secret_basic')) return 'client_secret_basic';
   if (supported.includes('client_secret_post')) return 'client_secret_post';
   return 'none';
+}
+
+/**
+ * The first server-side endpoint (token, registration, revocation) that uses plain http on a host the operator's
+ * allow-list does not name: tokens and secrets cross it, so it must be https.
+ */
+export function plainHttpEndpoint(metadata: ServerMetadata, allowList: OutboundAllowList): string | undefined {
+  for (const u of [metadata.token_endpoint, metadata.registration_endpoint, metadata.revocation_endpoint]) {
+    if (typeof u !== 'string' || !u.startsWith('http:')) continue;
+    const raw = new URL(u).hostname;
+    const host = raw.startsWith('[') ? raw.slice(1, -1) : raw;
+    if (!allowList.admitsHost(host) && !(isIP(host) && allowList.admitsAddress(host))) return u;
+  }
+  return undefined;
 }
 
 function usesHttp(metadata: ServerMetadata): boolean {

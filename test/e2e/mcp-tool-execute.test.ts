@@ -5,11 +5,20 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
+import {
+  authorizeInBrowserless,
+  type OAuthProtectedMcpServer,
+  type OAuthServer,
+  startOAuthProtectedMcpServer,
+  startOAuthServer,
+} from '../fakes/oauth-server.ts';
+import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { ADMIN_KEY, INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import { waitFor } from '../harness/wait.ts';
 import { adminJson, createVk, expectEnvelope, type Json, pc } from './governance-helpers.ts';
 
 let gw: TestGateway;
+let openai: OpenAIFake;
 let files: McpToolServer;
 let flaky: McpToolServer;
 /** files: read, write (auto: none); no `flaky` entry. */
@@ -34,7 +43,20 @@ beforeAll(async () => {
     }),
     startMcpToolServer({ transport: 'sse', tools: [echoTool('ping')] }),
   ]);
-  gw = await startTestGateway({ config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } } });
+  openai = await createOpenAIFake().start();
+  gw = await startTestGateway({
+    config: {
+      providers: {
+        openai: {
+          network_config: { base_url: openai.url, max_retries: 0 },
+          keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaa', models: ['*'] }],
+        },
+      },
+      mcp: { allowed_private_networks: ['127.0.0.0/8'] },
+    },
+    // OAuth tokens are stored sealed.
+    encryptionKey: 'mcp-tool-execute-test-key',
+  });
   await addClient({
     name: 'files',
     connection_type: 'http',
@@ -50,7 +72,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([files?.close(), flaky?.close()]);
+  await Promise.all([files?.close(), flaky?.close(), openai?.stop()]);
 });
 beforeEach(() => {
   files.calls.length = 0;
@@ -228,5 +250,98 @@ describe('POST /v1/mcp/tool/execute', () => {
     const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, Json> };
     const op = doc.paths['/v1/mcp/tool/execute']?.['post'] as Json | undefined;
     expect(op?.['operationId']).toBe('executeMCPTool');
+  });
+});
+
+describe('per-user OAuth: explicit and injected calls use the caller’s own token', () => {
+  let oauth: OAuthServer;
+  let upstream: OAuthProtectedMcpServer;
+  let owner: { id: string; value: string };
+  let other: { id: string; value: string };
+
+  beforeAll(async () => {
+    oauth = await startOAuthServer();
+    upstream = await startOAuthProtectedMcpServer(oauth, {
+      transport: 'http',
+      tools: [
+        {
+          name: 'whoami',
+          description: 'the bearer token it was called with',
+          handler: (_args, ctx) => String(ctx.headers.authorization ?? '').replace(/^Bearer\s+/i, ''),
+        },
+      ],
+    });
+    await adminJson(gw, '/api/mcp/client', 'POST', {
+      name: 'notes',
+      connection_type: 'http',
+      connection_string: upstream.url,
+      auth_type: 'per_user_oauth',
+      oauth_config: { server_url: oauth.url, flow_mode: 'vk', scopes: ['tools:read'] },
+    });
+    const grant = { mcp_client_name: 'notes', tools_to_execute: ['*'], tools_to_auto_execute: ['*'] };
+    owner = await createVk(gw, { provider_configs: [pc('openai')], mcp_configs: [grant] });
+    other = await createVk(gw, { provider_configs: [pc('openai')], mcp_configs: [grant] });
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    await oauth?.close();
+  });
+
+  /** The last message of the fake model's `i`-th request (the fake records parsed JSON bodies). */
+  const lastMessage = (i: number): Json | undefined =>
+    ((openai.requests[i]?.json as Json | undefined)?.['messages'] as Json[] | undefined)?.at(-1);
+
+  const consentIn = (text: string): string => {
+    const m = /(https?:\/\/\S+\/api\/oauth\/consent\/[A-Za-z0-9_-]+)/.exec(text);
+    if (!m?.[1]) throw new Error(`no consent link in: ${text}`);
+    return m[1];
+  };
+
+  it('without the key’s authorization: 403 oauth_authorization_required with the consent link', async () => {
+    const r = await refused(owner.value, chatCall('notes-whoami', '{}'));
+    expect(r.status).toBe(403);
+    const err = r.body['error'] as Json; // the envelope's error object
+    expect(err['code']).toBe('oauth_authorization_required');
+    expect(consentIn(String(err['message'])).startsWith(`${gw.url}/api/oauth/consent/`)).toBe(true);
+    expect(upstream.calls).toHaveLength(0);
+    // The admin key has no virtual key to bind a vk-mode token to: 400 saying so.
+    const admin = await refused(ADMIN_KEY, chatCall('notes-whoami', '{}'));
+    expect(expectEnvelope(admin, 400, 'invalid_request')).toContain('call it with a virtual key');
+  });
+
+  it('after the consent, execute runs with the key’s token; injection auto-executes with it too', async () => {
+    const r = await refused(owner.value, chatCall('notes-whoami', '{}'));
+    const consent = consentIn(String((r.body['error'] as Json)['message'])); // the envelope's error object
+    const start = await fetch(`${consent}/authorize`, { redirect: 'manual' });
+    expect(start.status).toBe(302);
+    const callback = await authorizeInBrowserless(start.headers.get('location') ?? '');
+    expect((await fetch(callback)).status).toBe(200);
+
+    const out = await execute(owner.value, chatCall('notes-whoami', '{}'));
+    const token = String(out['content']);
+    expect(await oauth.verifyAccessToken(token)).toMatchObject({ accountId: 'test-user' });
+
+    // The client's tools are now listed (through this key's session): injected for both keys.
+    await waitFor(() => gw.rt.mcp.connections.tools().some((t) => t.qualifiedName === 'notes-whoami'), 10_000);
+    openai.reset();
+    const answer = await sdk(owner.value).chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'who am I' }],
+    });
+    expect(answer.choices[0]?.message.content).toBe('Echo from gpt-4o-mini: who am I');
+    expect(openai.requests).toHaveLength(2);
+    expect(lastMessage(1)).toMatchObject({ role: 'tool', content: token });
+
+    // The other key has no token of its own: the model reads the consent link as the tool's result.
+    openai.reset();
+    const calls = upstream.calls.length;
+    await sdk(other.value).chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'who am I' }],
+    });
+    const result = String(lastMessage(1)?.['content']);
+    expect(result).toMatch(/^Error: MCP client notes needs authorization/);
+    expect(consentIn(result)).not.toBe(consent);
+    expect(upstream.calls).toHaveLength(calls);
   });
 });

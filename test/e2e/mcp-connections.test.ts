@@ -104,6 +104,25 @@ describe('connections to upstream MCP servers', () => {
     );
   });
 
+  it('sends the static headers over SSE too (the event stream and the messages)', async () => {
+    const s = await server({
+      transport: 'sse',
+      tools: [echoTool('guarded')],
+      requiredHeaders: { 'X-Api-Key': 'k-sse' },
+    });
+    const id = await addClient({
+      name: 'hdr_sse',
+      connection_type: 'sse',
+      connection_string: s.url,
+      auth_type: 'headers',
+      headers: { 'X-Api-Key': 'k-sse' },
+    });
+    await waitFor(() => gw.rt.mcp.connections.state(id).state === 'connected', 10_000, 'connected');
+    await gw.rt.mcp.connections.call(record(id), 'guarded', {}, { binding: server_ });
+    expect(new Set(s.requests.map((r) => `${r.method} ${r.path}`))).toEqual(new Set(['GET /sse', 'POST /messages']));
+    expect(s.requests.every((r) => r.headers['x-api-key'] === 'k-sse')).toBe(true);
+  });
+
   it('reconnects after the server is killed and restarted: error, then connected again; the row follows', async () => {
     const s = await server({ transport: 'http', tools: [echoTool('alive')] });
     const id = await addClient({ name: 'phoenix', connection_type: 'http', connection_string: s.url });

@@ -104,6 +104,15 @@ afterAll(async () => {
 const vk = (id: string): TokenBinding => ({ kind: 'vk', id });
 
 describe('McpConnectionManager', () => {
+  it('with no MCP client: no timer, no agent, no tools', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    manager = new McpConnectionManager(deps(perBinding()));
+    expect(timers()).toBe(before);
+    expect(manager.tools()).toEqual([]);
+    expect(manager.state('none')).toEqual({ state: 'disconnected' });
+  });
+
   it('per_user_oauth: opens nothing until used, then one session per binding with that binding’s token', async () => {
     snapshot.set(record({ auth_type: 'per_user_oauth', flow_mode: 'vk', connection_string: server.url }));
     manager = new McpConnectionManager(deps(perBinding()));

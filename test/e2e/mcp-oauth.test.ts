@@ -496,3 +496,31 @@ describe('server-level OAuth: rotation and the public URL', () => {
     }
   });
 });
+
+describe('server-level OAuth across pods', () => {
+  it('an authorization started on one pod completes on another (state in Redis), once', async () => {
+    const podB = await startTestGateway({
+      config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } },
+      encryptionKey: ENCRYPTION_KEY,
+      ...(gw.databaseUrl ? { databaseUrl: gw.databaseUrl } : {}),
+      ...(gw.redisKeyPrefix ? { redisKeyPrefix: gw.redisKeyPrefix } : {}),
+    });
+    try {
+      const created = await createOAuthClient('two_pods', { server_url: oauth.url, scopes: ['tools:read'] });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const callback = new URL(await authorizeInBrowserless(String(created.body['authorize_url'])));
+      // The load balancer sends the browser's callback to pod B.
+      const onB = await page(`${podB.url}${callback.pathname}${callback.search}`);
+      expect(onB.status, onB.body).toBe(200);
+      // Pod A refuses the same callback: the state was taken.
+      expect((await page(callback.href)).status).toBe(400);
+      const id = String(created.body['mcp_client_id']);
+      expect((await configRow(String(created.body['oauth_config_id'])))['status']).toBe('authorized');
+      // Pod A heard of it through the change channel and connects with the token pod B stored.
+      await waitFor(() => gw.rt.mcp.connections.state(id).state === 'connected', 10_000, 'pod A connected');
+      await waitFor(() => podB.rt.mcp.connections.state(id).state === 'connected', 10_000, 'pod B connected');
+    } finally {
+      await podB.close();
+    }
+  });
+});

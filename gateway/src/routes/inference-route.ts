@@ -111,14 +111,15 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     // A virtual key's MCP tools join the request's tools (mcp/injection); undefined when nothing was added.
     const tools = injectTools(rt, op.tools, decoded.body, request.principal, request, ac.signal);
     if (!stream || !op.stream) {
-      const call = async (body: unknown, stepId_: string) => {
-        stepId = stepId_;
-        const stepInput = body === input.body ? input : { ...input, id: stepId_, body };
+      // One model call under its own log row (the request's id, or a tool loop's later step): settled and logged.
+      const call = async (body: unknown, callId: string) => {
+        stepId = callId;
+        const stepInput = body === input.body ? input : { ...input, id: callId, body };
         const p = prepare(rt, stepInput);
         prepared = p;
         const r = await runUnary(rt, op.spec, stepInput, p);
         done({ outcome: r.outcome, status: 200, usage: op.spec.usage(r.value), error: undefined, started: true });
-        return { ...r, guard: p.guard };
+        return r;
       };
       let answer: Awaited<ReturnType<typeof call>>;
       if (tools) {
@@ -129,7 +130,8 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
         answer = await call(input.body, id);
       }
       reply.header('x-gateway-request-id', id);
-      if (answer.guard.headers) reply.headers(answer.guard.headers);
+      const limits = prepared?.guard.headers;
+      if (limits) reply.headers(limits);
       return op.respond(answer.value, extra(answer.outcome));
     }
     prepared = prepare(rt, input);

@@ -237,7 +237,7 @@ describe('the auto-execute loop', () => {
       ]),
       chatAnswer([], 'final'),
     ]);
-    const r = await runToolLoop(start, { ...s.deps, maxSteps: 10 });
+    const r = await runToolLoop(start, { ...s.deps, maxSteps: 10, maxCallsPerStep: 16 });
     expect(r).toMatchObject({ steps: 2, boundReached: false });
     expect(r.last.value.choices[0]?.message.content).toBe('final');
     expect(s.executed).toEqual(['auto-x', 'auto-y']);
@@ -254,14 +254,22 @@ describe('the auto-execute loop', () => {
         { id: 'b', name: 'manual', arguments: '{}' },
       ]),
     ]);
-    const r = await runToolLoop(start, { ...s.deps, maxSteps: 10 });
+    const r = await runToolLoop(start, { ...s.deps, maxSteps: 10, maxCallsPerStep: 16 });
+    expect(r).toMatchObject({ steps: 1, boundReached: false });
+    expect(s.executed).toEqual([]);
+  });
+
+  it('hands back an answer with more calls than the per-step cap, none executed', async () => {
+    const many = Array.from({ length: 3 }, (_, i) => ({ id: `c${i}`, name: 'auto-x', arguments: '{}' }));
+    const s = script([chatAnswer(many)]);
+    const r = await runToolLoop(start, { ...s.deps, maxSteps: 10, maxCallsPerStep: 2 });
     expect(r).toMatchObject({ steps: 1, boundReached: false });
     expect(s.executed).toEqual([]);
   });
 
   it('stops at the bound with the last answer’s calls unexecuted', async () => {
     const s = script(Array.from({ length: 5 }, () => chatAnswer([{ ...call('auto-x') }])));
-    const r = await runToolLoop(start, { ...s.deps, maxSteps: 3 });
+    const r = await runToolLoop(start, { ...s.deps, maxSteps: 3, maxCallsPerStep: 16 });
     expect(r).toMatchObject({ steps: 3, boundReached: true });
     expect(s.executed).toHaveLength(2);
     expect(chatTools.calls(r.last.value)).toHaveLength(1);
@@ -269,7 +277,7 @@ describe('the auto-execute loop', () => {
 
   it('a bound of 1 executes nothing', async () => {
     const s = script([chatAnswer([call('auto-x')])]);
-    const r = await runToolLoop(start, { ...s.deps, maxSteps: 1 });
+    const r = await runToolLoop(start, { ...s.deps, maxSteps: 1, maxCallsPerStep: 16 });
     expect(r).toMatchObject({ steps: 1, boundReached: true });
     expect(s.executed).toEqual([]);
   });

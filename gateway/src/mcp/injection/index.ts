@@ -17,6 +17,8 @@ import { runToolLoop } from './loop.ts';
 
 /** Model calls per request when the caller does not lower it; also the most a caller may ask for. */
 export const MAX_STEPS = 10;
+/** An answer asking for more tool calls than this at once is handed back to the caller, not executed. */
+export const MAX_CALLS_PER_STEP = 16;
 /** A caller may lower the bound for one request (`1`: no auto-execution). */
 export const MAX_STEPS_HEADER = 'x-gateway-mcp-max-steps';
 /** Answer headers of a request that went through the loop. */
@@ -75,6 +77,7 @@ export function injectTools(
       const result = await runToolLoop(first, {
         codec,
         maxSteps,
+        maxCallsPerStep: MAX_CALLS_PER_STEP,
         step: (b, n) => {
           const id = n === 1 ? requestId : timeOrderedId();
           ids.push(id);

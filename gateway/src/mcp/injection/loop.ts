@@ -13,6 +13,8 @@ export interface LoopDeps<Req, Res, S extends { value: Res }> {
   execute(call: ToolCallOut, n: number): Promise<string>;
   /** At least 1. */
   maxSteps: number;
+  /** An answer with more calls than this goes back to the caller unexecuted (one answer's calls run at once). */
+  maxCallsPerStep: number;
 }
 
 export interface LoopResult<S> {
@@ -32,7 +34,7 @@ export async function runToolLoop<Req, Res, S extends { value: Res }>(
   for (let n = 1; ; n++) {
     const last = await d.step(req, n);
     const calls = d.codec.calls(last.value);
-    if (calls.length === 0 || !calls.every((c) => d.autoExecutable(c))) {
+    if (calls.length === 0 || calls.length > d.maxCallsPerStep || !calls.every((c) => d.autoExecutable(c))) {
       return { last, steps: n, boundReached: false };
     }
     if (n >= d.maxSteps) return { last, steps: n, boundReached: true };

@@ -209,7 +209,17 @@ describe('server-level OAuth: clients without an admin request', () => {
       const client = await send(gw, 'GET', `/api/mcp/client/${rows[0]!.id}`);
       expect(JSON.stringify(client.body)).toContain(url.href.slice(0, 60));
 
-      const done = await fetch(await authorizeInBrowserless(url.href));
+      // The public URL moves: the pending authorization is started again for the new callback URL.
+      const moved = `http://localhost:${new URL(gw.url).port}`;
+      expect((await send(gw, 'PUT', '/api/config', { client_config: { mcp_external_client_url: moved } })).status).toBe(
+        200,
+      );
+      await workerOf(gw).tick();
+      status = await send(gw, 'GET', `/api/oauth/config/${configId}/status`);
+      const renewed = new URL(String(status.body['authorize_url']));
+      expect(renewed.searchParams.get('redirect_uri')).toBe(`${moved}/api/oauth/callback`);
+
+      const done = await fetch(await authorizeInBrowserless(renewed.href));
       expect(done.status).toBe(200);
       status = await send(gw, 'GET', `/api/oauth/config/${configId}/status`);
       expect(status.body).toMatchObject({ status: 'authorized', token_id: expect.any(String) });

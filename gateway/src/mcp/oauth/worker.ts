@@ -75,9 +75,9 @@ export class OAuthWorker {
   }
 
   private async startPending(): Promise<void> {
-    const ids = await this.deps.store.pendingWithoutLiveUrl();
+    const external = this.deps.externalUrl()?.replace(/\/+$/, '');
+    const ids = await this.deps.store.pendingWithoutLiveUrl(external ? redirectUri(external) : null);
     if (ids.length === 0) return;
-    const external = this.deps.externalUrl();
     for (const id of ids) {
       if (!external) {
         const record = await this.deps.store.get(id);
@@ -86,13 +86,14 @@ export class OAuthWorker {
         }
         continue;
       }
-      // One pod starts it; a failure is retried after the lock's minute, not on every pass.
-      if (!(await this.deps.coord.setIfAbsent(`mcp:oauth:autostart:${id}`, '1', 60_000))) continue;
+      // One pod starts it; a failure is retried after the lock's minute (or at once for a new public URL).
+      const callback = redirectUri(external);
+      if (!(await this.deps.coord.setIfAbsent(`mcp:oauth:autostart:${id}:${callback}`, '1', 60_000))) continue;
       try {
         await this.deps.core.beginAuthorization({
           configId: id,
           binding: { kind: 'server' },
-          redirectUri: redirectUri(external.replace(/\/+$/, '')),
+          redirectUri: callback,
           kind: 'server',
         });
       } catch (err) {

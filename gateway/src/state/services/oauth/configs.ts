@@ -280,14 +280,18 @@ export class OAuthConfigStore {
     return rows;
   }
 
-  /** Server-level configs still pending with no live authorize URL, of clients created without an admin request. */
-  async pendingWithoutLiveUrl(limit = 20): Promise<string[]> {
+  /**
+   * Server-level configs still pending, of clients created without an admin request, whose authorize URL is
+   * missing, expired, or built for another redirect_uri than `redirectUri` (the public URL changed).
+   */
+  async pendingWithoutLiveUrl(redirectUri: string | null, limit = 20): Promise<string[]> {
     const { rows } = await this.deps.db.query<{ id: string }>(
       `SELECT o.id FROM oauth_configs o JOIN mcp_clients c ON c.id = o.mcp_client_id
        WHERE o.kind = 'server' AND o.status = 'pending' AND c.source IN ('config', 'kubernetes') AND NOT c.disabled
-         AND (o.authorize_request_url IS NULL OR o.expires_at IS NULL OR o.expires_at <= now())
+         AND (o.authorize_request_url IS NULL OR o.expires_at IS NULL OR o.expires_at <= now()
+              OR ($2::text IS NOT NULL AND o.redirect_uri IS DISTINCT FROM $2::text))
        ORDER BY o.created_at LIMIT $1`,
-      [limit],
+      [limit, redirectUri],
     );
     return rows.map((r) => r.id);
   }

@@ -154,8 +154,15 @@ export class OwnedResources {
       if (matches(row.applied_hash, body)) return 'unchanged';
       // A rename moves the virtual keys' grants to the new name while their resources still name the old one:
       // they must be written again (and be refused) rather than look unchanged.
-      if (name !== undefined && name !== row.name) await this.forgetVirtualKeysNaming(row.name);
-      await service.update(id, body, actor);
+      // Cleared before, under the old name (the keys whose grants move), and again after, under the new one (a key
+      // written in between; a key that names the new name itself is merely written once more).
+      if (name !== undefined && name !== row.name) {
+        await this.forgetVirtualKeysNaming(row.name);
+        await service.update(id, body, actor);
+        await this.forgetVirtualKeysNaming(name);
+      } else {
+        await service.update(id, body, actor);
+      }
     } else {
       await service.create({ ...body, client_id: id }, actor);
     }
@@ -169,8 +176,10 @@ export class OwnedResources {
     if (row?.owner_ref !== owner) return;
     // Deleting a client drops the grants of the keys that name it; a VirtualKey resource naming it must be
     // written again (and be refused) instead of looking unchanged, and regain the grant once the client is back.
+    // Cleared before (a retry after a failed delete still finds the row) and after (a key written in between).
     await this.forgetVirtualKeysNaming(row.name);
     await this.mcpClients().delete(id, kubernetes(owner)).catch(ignoreNotFound);
+    await this.forgetVirtualKeysNaming(row.name);
   }
 
   /** What the gateway reports about MCP client `id` (for the MCPClient status). */

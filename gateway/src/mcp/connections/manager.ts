@@ -3,6 +3,7 @@
 // reopened with capped, jittered backoff, and the tools each server lists are offered under `<client>-<tool>`.
 // The state this pod sees is kept per client and written to the client's row on transitions. A gateway with no
 // MCP client creates no agent, timer or connection.
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Agent } from 'undici';
 import { reportMcpClientState } from '../../state/services/mcp/state-report.ts';
 import { messageOf } from '../../util/errors.ts';
@@ -19,41 +20,14 @@ import type {
   McpToolResult,
   TokenBinding,
 } from '../types.ts';
-import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
+import { backoffDelay } from './backoff.ts';
 import { authErrorOf, describeError } from './errors.ts';
-import { type ListedTool, type SessionLimits, UpstreamSession } from './session.ts';
+import { type ConnectionOptions, DEFAULT_CONNECTION_OPTIONS } from './options.ts';
+import { SessionPool } from './pool.ts';
+import { type ListedTool, UpstreamSession } from './session.ts';
+import { callableTools, qualifiedTools } from './tools.ts';
 
-export interface ConnectionOptions extends SessionLimits {
-  backoff: BackoffPolicy;
-  /** Health probe period of a connected session. */
-  healthIntervalMs: number;
-  /** per_user_oauth: most open sessions per client (the least recently used is closed beyond it). */
-  perUserMaxSessions: number;
-  /** per_user_oauth: a session unused this long is closed. */
-  perUserIdleMs: number;
-}
-
-export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = {
-  connectTimeoutMs: 15_000,
-  callTimeoutMs: 60_000,
-  requestTimeoutMs: 15_000,
-  maxResponseBytes: 16 * 1024 * 1024,
-  maxResultBytes: 8 * 1024 * 1024,
-  maxTools: 1000,
-  backoff: DEFAULT_BACKOFF,
-  healthIntervalMs: 30_000,
-  perUserMaxSessions: 100,
-  perUserIdleMs: 5 * 60_000,
-};
-
-/** OpenAI's function-name rule: a qualified tool name outside it cannot be offered to models. */
-const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-interface Pooled {
-  ready: Promise<UpstreamSession>;
-  session?: UpstreamSession | undefined;
-  lastUsed: number;
-}
+export type { ConnectionOptions } from './options.ts';
 
 interface Entry {
   record: McpClientRecord;
@@ -70,7 +44,8 @@ interface Entry {
   message?: string | undefined;
   /** Tools as last listed (per_user_oauth: through any binding). */
   tools: ListedTool[];
-  pool: Map<string, Pooled>;
+  /** per_user_oauth: a session per caller binding. */
+  pool: SessionPool;
 }
 
 /** Fields whose change means a new session (the rest, e.g. allow-lists, apply to the next call). */
@@ -87,8 +62,9 @@ function connectionKey(r: McpClientRecord): string {
   ]);
 }
 
-function bindingKey(b: TokenBinding): string {
-  return b.kind === 'server' ? 'server' : `${b.kind}:${b.id}`;
+/** An error the server itself answered (its session is alive), as opposed to a transport failure or a timeout. */
+function answeredByServer(err: unknown): boolean {
+  return err instanceof McpError && err.code !== ErrorCode.RequestTimeout && err.code !== ErrorCode.ConnectionClosed;
 }
 
 export class McpConnectionManager implements McpConnections {
@@ -132,11 +108,10 @@ export class McpConnectionManager implements McpConnections {
     const entry = this.entries.get(client.id);
     if (!entry || entry.record.disabled) throw new Error(`MCP client ${client.name} is disabled or unknown`);
     let session: UpstreamSession;
-    let pooled: Pooled | undefined;
-    if (entry.record.auth_type === 'per_user_oauth') {
-      pooled = this.pooled(entry, ctx.binding);
+    const perUser = entry.record.auth_type === 'per_user_oauth';
+    if (perUser) {
       try {
-        session = await pooled.ready;
+        session = await entry.pool.get(ctx.binding, this.deps.now());
       } catch (err) {
         throw authErrorOf(err) ?? new Error(`MCP client ${client.name} is not reachable: ${describeError(err)}`);
       }
@@ -154,9 +129,12 @@ export class McpConnectionManager implements McpConnections {
       const auth = authErrorOf(err);
       if (auth) throw auth;
       if (ctx.signal?.aborted) throw err;
-      // A failed call may be the first sign of a lost server: check the session (one probe at a time).
-      if (pooled) this.dropPooled(entry, ctx.binding, session);
-      else this.probe(entry, session);
+      // A failed call may be the first sign of a lost server: check the session (one probe at a time); a
+      // per-user session is simply reopened on its next use. A JSON-RPC error the server answered is no such sign.
+      if (!answeredByServer(err)) {
+        if (perUser) entry.pool.drop(ctx.binding, session);
+        else this.probe(entry, session);
+      }
       throw new Error(`MCP tool ${qualifiedToolName(client.name, tool)} failed: ${describeError(err)}`, {
         cause: err,
       });
@@ -203,7 +181,9 @@ export class McpConnectionManager implements McpConnections {
           generation: 0,
           state: 'disconnected',
           tools: [],
-          pool: new Map(),
+          pool: new SessionPool(this.opts.perUserMaxSessions, (binding, wanted) =>
+            this.openPooled(fresh, binding, wanted),
+          ),
         };
         this.entries.set(record.id, fresh);
         this.start(fresh);
@@ -248,9 +228,8 @@ export class McpConnectionManager implements McpConnections {
     entry.retryTimer = undefined;
     entry.healthTimer = undefined;
     entry.connecting = undefined;
-    const sessions = [entry.session, ...[...entry.pool.values()].map((p) => p.session)];
+    const sessions = [entry.session, ...entry.pool.clear()];
     entry.session = undefined;
-    entry.pool.clear();
     await Promise.allSettled(sessions.map((s) => s?.close()));
   }
 
@@ -345,56 +324,28 @@ export class McpConnectionManager implements McpConnections {
     this.retry(entry);
   }
 
-  /** The session of `binding` for a per_user_oauth client, opened on first use. */
-  private pooled(entry: Entry, binding: TokenBinding): Pooled {
-    const key = bindingKey(binding);
-    const now = this.deps.now();
-    const found = entry.pool.get(key);
-    if (found) {
-      found.lastUsed = now;
-      return found;
-    }
-    if (entry.pool.size >= this.opts.perUserMaxSessions) {
-      const oldest = [...entry.pool.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
-      if (oldest) {
-        entry.pool.delete(oldest[0]);
-        void oldest[1].session?.close();
-      }
-    }
+  /** Opens the session of `binding` for a per_user_oauth client (the pool calls it on the binding's first use). */
+  private async openPooled(entry: Entry, binding: TokenBinding, stillWanted: () => boolean): Promise<UpstreamSession> {
     const gen = entry.generation;
-    const slot: { current?: Pooled } = {};
-    const ready = (async () => {
+    try {
       await checkOutboundUrl(entry.record.connection_string, this.allow);
-      const session = this.newSession(entry, binding, (s) => this.dropPooled(entry, binding, s));
+      const session = this.newSession(entry, binding, (s) => entry.pool.drop(binding, s));
       await session.open();
-      if (gen !== entry.generation || !slot.current || entry.pool.get(key) !== slot.current) {
+      if (gen !== entry.generation || !stillWanted()) {
         await session.close();
         throw new Error('the client changed while connecting; try again');
       }
-      slot.current.session = session;
       this.setTools(entry, session.tools);
       this.setState(entry, 'connected', undefined);
+      this.startSweep();
       return session;
-    })();
-    const pooled: Pooled = { lastUsed: now, ready };
-    slot.current = pooled;
-    pooled.ready.catch((err: unknown) => {
-      if (entry.pool.get(key) === pooled) entry.pool.delete(key);
+    } catch (err) {
       this.deps.logger.warn(
         { mcp_client: entry.record.name, binding: binding.kind, err: describeError(err) },
         'MCP per-user session failed to open',
       );
-    });
-    entry.pool.set(key, pooled);
-    this.startSweep();
-    return pooled;
-  }
-
-  private dropPooled(entry: Entry, binding: TokenBinding, session: UpstreamSession): void {
-    const key = bindingKey(binding);
-    const pooled = entry.pool.get(key);
-    if (pooled?.session === session) entry.pool.delete(key);
-    void session.close();
+      throw err;
+    }
   }
 
   /** Closes idle per-user sessions; runs only while some are open. */
@@ -404,15 +355,7 @@ export class McpConnectionManager implements McpConnections {
       () => {
         const cutoff = this.deps.now() - this.opts.perUserIdleMs;
         let open = 0;
-        for (const entry of this.entries.values()) {
-          for (const [key, p] of entry.pool) {
-            if (p.session && p.lastUsed < cutoff) {
-              entry.pool.delete(key);
-              void p.session.close();
-            }
-          }
-          open += entry.pool.size;
-        }
+        for (const entry of this.entries.values()) open += entry.pool.sweep(cutoff);
         if (open === 0) {
           clearInterval(this.sweepTimer);
           this.sweepTimer = undefined;
@@ -426,37 +369,17 @@ export class McpConnectionManager implements McpConnections {
   /** A client's newly listed tools; those whose qualified name models could not call are left out, with a warning. */
   private setTools(entry: Entry, tools: ListedTool[]): void {
     const name = entry.record.name;
-    entry.tools = tools.filter((t) => {
-      if (FUNCTION_NAME.test(qualifiedToolName(name, t.name))) return true;
+    entry.tools = callableTools(name, tools, (tool) =>
       this.deps.logger.warn(
-        { mcp_client: name, tool: t.name.slice(0, 100) },
+        { mcp_client: name, tool: tool.slice(0, 100) },
         'MCP tool left out: its name <client>-<tool> does not fit ^[A-Za-z0-9_-]{1,64}$',
-      );
-      return false;
-    });
+      ),
+    );
     this.rebuildTools();
   }
 
   private rebuildTools(): void {
-    const out: McpTool[] = [];
-    for (const entry of this.entries.values()) {
-      const r = entry.record;
-      if (r.disabled) continue;
-      for (const t of entry.tools) {
-        const qualifiedName = qualifiedToolName(r.name, t.name);
-        // A rename can push a listed name past the rule.
-        if (!FUNCTION_NAME.test(qualifiedName)) continue;
-        out.push({
-          clientId: r.id,
-          clientName: r.name,
-          name: t.name,
-          qualifiedName,
-          description: t.description,
-          inputSchema: t.inputSchema,
-        });
-      }
-    }
-    this.toolList = out;
+    this.toolList = qualifiedTools([...this.entries.values()].map((e) => ({ record: e.record, tools: e.tools })));
   }
 
   /** Records a transition (and only a transition) and writes it to the client's row. */

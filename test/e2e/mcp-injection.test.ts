@@ -4,9 +4,11 @@
 // loop for chat and Responses (the second model call carries the tool result), calls that go back to the caller,
 // the bound, streams, and every step charged to the key and logged.
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
+import { createGeminiFake, type GeminiFake } from '../fakes/gemini.ts';
 import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
@@ -26,6 +28,7 @@ import {
 let gw: TestGateway;
 let openai: OpenAIFake;
 let anthropic: AnthropicFake;
+let gemini: GeminiFake;
 let files: McpToolServer;
 let web: McpToolServer;
 /** files: read, write, fail (auto: read, fail); no web tools. */
@@ -36,9 +39,10 @@ let keyB: { id: string; value: string; view: Json };
 const MODEL = 'openai/gpt-4o-mini';
 
 beforeAll(async () => {
-  [openai, anthropic, files, web] = await Promise.all([
+  [openai, anthropic, gemini, files, web] = await Promise.all([
     createOpenAIFake().start(),
     createAnthropicFake().start(),
+    createGeminiFake().start(),
     startMcpToolServer({
       transport: 'http',
       tools: [
@@ -67,6 +71,10 @@ beforeAll(async () => {
           network_config: { base_url: anthropic.url, max_retries: 0 },
           keys: [{ id: 'a1', name: 'anthropic-one', value: 'sk-ant-aaaaaaaaaaaaaaaa', models: ['*'] }],
         },
+        gemini: {
+          network_config: { base_url: gemini.url, max_retries: 0 },
+          keys: [{ id: 'g1', name: 'gemini-one', value: 'gm-key-aaaaaaaaaaaaaaaa', models: ['*'] }],
+        },
       },
       mcp: { allowed_private_networks: ['127.0.0.0/8'] },
     },
@@ -89,7 +97,7 @@ beforeAll(async () => {
   });
   await addClient({ name: 'web', connection_type: 'sse', connection_string: web.url });
   keyA = await createVk(gw, {
-    provider_configs: [pc('openai'), pc('anthropic')],
+    provider_configs: [pc('openai'), pc('anthropic'), pc('gemini')],
     budgets: [{ max_limit: 1000, reset_duration: '1d' }],
     mcp_configs: [{ mcp_client_name: 'files', tools_to_execute: ['*'], tools_to_auto_execute: ['read', 'fail'] }],
   });
@@ -97,11 +105,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([openai?.stop(), anthropic?.stop(), files?.close(), web?.close()]);
+  await Promise.all([openai?.stop(), anthropic?.stop(), gemini?.stop(), files?.close(), web?.close()]);
 });
 beforeEach(() => {
   openai.reset();
   anthropic.reset();
+  gemini.reset();
   files.calls.length = 0;
 });
 
@@ -437,5 +446,46 @@ describe('the Anthropic Messages format', () => {
       content: 'read:{"query":"translate me"}',
     });
     expect(text(m)).toBe('Echo from gpt-4o-mini: translate me');
+  });
+});
+
+describe('the Gemini API format', () => {
+  const client = () => new GoogleGenAI({ apiKey: keyA.value, httpOptions: { baseUrl: `${gw.url}/genai` } });
+  const sent = (i: number): Json => gemini.requests[i]?.json as Json; // the fake records parsed JSON bodies
+
+  it('generateContent: declarations injected, functionCall run, functionResponse sent back', async () => {
+    const r = await client().models.generateContent({ model: 'gemini-2.5-flash', contents: 'look it up' });
+    const decls = ((sent(0)['tools'] as Json[] | undefined)?.[0]?.['functionDeclarations'] ?? []) as Json[];
+    expect(decls.map((d) => d['name'])).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect(decls[0]).toEqual({
+      name: 'files-read',
+      description: 'echoes its arguments (read)',
+      parametersJsonSchema: { type: 'object', properties: { text: { type: 'string' } } },
+    });
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { text: 'look it up' } })]);
+    expect(gemini.requests).toHaveLength(2);
+    const contents = sent(1)['contents'] as Json[];
+    expect(contents.slice(1)).toEqual([
+      {
+        role: 'model',
+        parts: [
+          {
+            functionCall: { name: 'files-read', args: { text: 'look it up' } },
+            thoughtSignature: 'c2lnbmF0dXJlLTE=',
+          },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'files-read', response: { result: 'read:{"text":"look it up"}' } } }],
+      },
+    ]);
+    expect(r.text).toBe('tool said: [{"result":"read:{\\"text\\":\\"look it up\\"}"}]');
+  });
+
+  it('embedContent on the same route gets no tools and no loop', async () => {
+    const r = await client().models.embedContent({ model: 'text-embedding-004', contents: 'hello' });
+    expect(r.embeddings?.[0]?.values?.length).toBeGreaterThan(0);
+    expect(sent(0)['tools']).toBeUndefined();
   });
 });

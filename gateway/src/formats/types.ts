@@ -124,8 +124,11 @@ export interface ToolOutput {
 
 /** How an operation's requests carry function tools and its answers call them (the MCP tool loop's view). */
 export interface ToolCodec<Req, Res> {
-  /** Names of the function tools the request already declares (the caller's own win over MCP tools). */
-  declared(body: Req): ReadonlySet<string>;
+  /**
+   * Names of the function tools the request already declares (the caller's own win over MCP tools); undefined
+   * when this request takes no function tools (an embedding call on a route that serves several methods).
+   */
+  declared(body: Req): ReadonlySet<string> | undefined;
   /** Appends these tools to the request, after the caller's own (in place: the body is this request's own). */
   addTools(body: Req, tools: readonly ToolDefinition[]): void;
   /** The function calls the answer stops for; empty when the answer is final (or has several choices). */

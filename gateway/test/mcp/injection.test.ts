@@ -3,6 +3,8 @@
 // wins, nothing at all without a virtual key or MCP clients), call resolution and result text.
 import { describe, expect, it } from 'vitest';
 import { messagesTools } from '../../src/formats/anthropic/tools.ts';
+import type { GenaiCall } from '../../src/formats/genai/call.ts';
+import { genaiTools } from '../../src/formats/genai/tools.ts';
 import { chatTools, responsesTools } from '../../src/formats/openai/tools.ts';
 import type { ToolCallOut } from '../../src/formats/types.ts';
 import type { VirtualKey } from '../../src/governance/model.ts';
@@ -110,7 +112,7 @@ describe('chat tool codec', () => {
       { type: 'function', function: { name: 'mine' } },
       { type: 'function', function: { name: 'files-read', description: 'reads', parameters: { type: 'object' } } },
     ]);
-    expect([...chatTools.declared(body)]).toEqual(['mine', 'files-read']);
+    expect([...(chatTools.declared(body) ?? [])]).toEqual(['mine', 'files-read']);
   });
 
   it('reads the calls of a one-choice answer only', () => {
@@ -156,7 +158,7 @@ describe('responses tool codec', () => {
       parameters: { type: 'object' },
       strict: false,
     });
-    expect([...responsesTools.declared(body)]).toEqual(['mine', 'files-read']);
+    expect([...(responsesTools.declared(body) ?? [])]).toEqual(['mine', 'files-read']);
   });
 
   it('reads function_call items and appends the output items and function_call_output items', () => {
@@ -188,7 +190,7 @@ describe('anthropic messages tool codec', () => {
     };
     messagesTools.addTools(body, [{ name: 'files-read', description: 'reads', parameters: { type: 'object' } }]);
     expect(body.tools[1]).toEqual({ name: 'files-read', description: 'reads', input_schema: { type: 'object' } });
-    expect([...messagesTools.declared(body)]).toEqual(['web_search', 'files-read']);
+    expect([...(messagesTools.declared(body) ?? [])]).toEqual(['web_search', 'files-read']);
     const thinking = { type: 'thinking', thinking: '...', signature: 'sig' };
     const use = { type: 'tool_use', id: 'toolu_1', name: 'files-read', input: { path: 'x' } };
     const res = { id: 'msg_1', type: 'message', role: 'assistant', content: [thinking, use], stop_reason: 'tool_use' };
@@ -199,6 +201,55 @@ describe('anthropic messages tool codec', () => {
       { role: 'assistant', content: [thinking, use] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'contents' }] },
     ]);
+  });
+});
+
+describe('gemini tool codec', () => {
+  it('takes no tools on embedding calls', () => {
+    const embed: GenaiCall = { action: 'embedContent', body: { content: { parts: [{ text: 'x' }] } } };
+    expect(genaiTools.declared(embed)).toBeUndefined();
+  });
+
+  it('extends the caller’s declarations tool, keeps other tools, answers calls in order with their ids', () => {
+    const call: GenaiCall = {
+      action: 'generateContent',
+      sse: false,
+      body: {
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        tools: [{ googleSearch: {} }, { functionDeclarations: [{ name: 'mine' }] }],
+      },
+    };
+    genaiTools.addTools(call, [{ name: 'files-read', parameters: { type: 'object' } }]);
+    expect(call.action === 'generateContent' && call.body.tools).toEqual([
+      { googleSearch: {} },
+      { functionDeclarations: [{ name: 'mine' }, { name: 'files-read', parametersJsonSchema: { type: 'object' } }] },
+    ]);
+    expect([...(genaiTools.declared(call) ?? [])]).toEqual(['mine', 'files-read']);
+    const parts = [
+      { functionCall: { name: 'files-read', args: { a: 1 } }, thoughtSignature: 'sig' },
+      { functionCall: { id: 'fc-2', name: 'files-read' } },
+    ];
+    const res = { body: { candidates: [{ content: { role: 'model', parts } }] }, usage: undefined };
+    expect(genaiTools.calls(res)).toEqual([
+      { id: 'call_0', name: 'files-read', arguments: '{"a":1}' },
+      { id: 'fc-2', name: 'files-read', arguments: '{}' },
+    ]);
+    const next = genaiTools.next(call, res, [
+      { id: 'call_0', name: 'files-read', output: 'one' },
+      { id: 'fc-2', name: 'files-read', output: 'two' },
+    ]);
+    expect(next.action === 'generateContent' && next.body.contents.slice(1)).toEqual([
+      { role: 'model', parts },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { name: 'files-read', response: { result: 'one' } } },
+          { functionResponse: { id: 'fc-2', name: 'files-read', response: { result: 'two' } } },
+        ],
+      },
+    ]);
+    const two = { body: { candidates: [{ content: { parts } }, { content: { parts } }] }, usage: undefined };
+    expect(genaiTools.calls(two)).toEqual([]);
   });
 });
 

@@ -24,6 +24,7 @@ import {
 } from './schema.ts';
 import { genaiStream } from './stream-codec.ts';
 import { toChatRequest } from './to-chat.ts';
+import { genaiTools } from './tools.ts';
 import { usageOf } from './usage.ts';
 
 const BODIES = {
@@ -199,5 +200,6 @@ export const modelsCall: FormatOperation<GenaiCall, GenaiResult, JsonObject> = {
   decode,
   respond: (res, extra) => Object.assign(res.body, { extra_fields: extra }),
   stream: genaiStream,
+  tools: genaiTools,
   doc,
 };

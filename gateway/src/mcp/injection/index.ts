@@ -61,10 +61,11 @@ export function injectTools(
   if (codec === undefined || principal?.kind !== 'virtual_key') return undefined;
   const clients = rt.state.snapshot.mcpClients;
   if (clients.size === 0) return undefined;
+  const declared = codec.declared(body);
+  if (declared === undefined) return undefined;
   const caller: ToolCaller = { kind: 'virtual_key', vk: principal.vk };
   const allowed = allowedTools(caller, clients, rt.mcp.connections.tools());
   if (allowed.length === 0) return undefined;
-  const declared = codec.declared(body);
   const added = allowed.filter((t) => !declared.has(t.qualifiedName));
   if (added.length === 0) return undefined;
   const maxSteps = maxStepsOf(request.headers[MAX_STEPS_HEADER]);

@@ -146,6 +146,21 @@ describe('McpConnectionManager', () => {
     expect(server.calls.length).toBe(calls);
   });
 
+  it('per_user_oauth: any failure of the credentials while opening reaches the caller (not "Connection closed")', async () => {
+    const c = record({ auth_type: 'per_user_oauth', flow_mode: 'vk', connection_string: server.url });
+    snapshot.set(c);
+    manager = new McpConnectionManager(
+      deps({
+        async headersFor() {
+          throw new Error('token store unavailable');
+        },
+      }),
+    );
+    await expect(manager.call(c, 'echo', {}, { binding: vk('dave') })).rejects.toThrow(
+      'MCP client tools is not reachable: token store unavailable',
+    );
+  });
+
   it('per_user_oauth: at most perUserMaxSessions sessions (least recently used closed), idle ones closed', async () => {
     const c = record({ auth_type: 'per_user_oauth', flow_mode: 'vk', connection_string: server.url });
     snapshot.set(c);

@@ -247,6 +247,8 @@ export class McpConnectionManager implements McpConnections {
       events: {
         onTools: (tools) => this.setTools(entry, tools),
         onTrouble: (reason, closed) => {
+          // While opening, the opening fails by itself; dropping the session then would hide why.
+          if (!session.isOpen) return;
           this.deps.logger.debug({ mcp_client: entry.record.name, reason }, 'MCP session trouble');
           if (closed) onTrouble(session);
           else if (entry.session === session) this.probe(entry, session);

@@ -53,6 +53,7 @@ export class UpstreamSession {
   private readonly client: Client;
   private readonly transport: Transport;
   private closing = false;
+  private opened = false;
   private relisting: Promise<void> | undefined;
   private relistAgain = false;
 
@@ -100,11 +101,17 @@ export class UpstreamSession {
     });
   }
 
+  /** True once `open` succeeded: trouble reported before that is `open`'s own failure to report. */
+  get isOpen(): boolean {
+    return this.opened && !this.closing;
+  }
+
   /** Connects and lists the tools; throws (and closes) on failure. */
   async open(): Promise<void> {
     try {
       await this.client.connect(this.transport, { timeout: this.deps.limits.connectTimeoutMs });
       this.tools = await this.listAll();
+      this.opened = true;
     } catch (err) {
       await this.close();
       throw err;

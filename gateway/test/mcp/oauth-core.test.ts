@@ -13,6 +13,7 @@ import { oauthFetch, ResponseTooLarge } from '../../src/mcp/oauth/fetch.ts';
 import { chooseAuthMethod, plainHttpEndpoint, registrationAuthMethod } from '../../src/mcp/oauth/protocol.ts';
 import { OutboundAllowList } from '../../src/mcp/ssrf.ts';
 import { createMemoryCoordinator, MemoryBackend } from '../../src/state/coord/memory.ts';
+import { CoordLocks } from '../../src/state/services/oauth/locks.ts';
 import {
   newStateValue,
   type PendingAuthorization,
@@ -51,6 +52,29 @@ describe('pending authorizations', () => {
     expect(await pending.take('', now)).toBeUndefined();
     expect(await pending.take('../../etc', now)).toBeUndefined();
     expect(await pending.take('A'.repeat(43), now)).toBeUndefined();
+  });
+});
+
+describe('coordinator locks', () => {
+  it('one holder at a time', async () => {
+    const locks = new CoordLocks(createMemoryCoordinator());
+    const order: string[] = [];
+    const hold = (name: string) =>
+      locks.with('k', async () => {
+        order.push(`${name}-in`);
+        await new Promise((r) => setTimeout(r, 50));
+        order.push(`${name}-out`);
+      });
+    await Promise.all([hold('a'), hold('b')]);
+    expect(order).toEqual(['a-in', 'a-out', 'b-in', 'b-out']);
+  });
+
+  it('a holder whose lock expired and was taken does not release the next holder’s', async () => {
+    const coord = createMemoryCoordinator();
+    await new CoordLocks(coord).with('k', async () => {
+      await coord.set('k', 'the-next-holder');
+    });
+    expect(await coord.get('k')).toBe('the-next-holder');
   });
 });
 

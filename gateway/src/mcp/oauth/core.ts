@@ -1,8 +1,8 @@
 // The OAuth core of MCP clients, shared by server-level and per-user OAuth: preparing a configuration (discovery,
 // registration, re-registration when the public URL moved), starting an authorization (PKCE S256, a single-use
 // state in the coordinator), completing a callback (the code exchange; server-level configs become `authorized`,
-// per-user states go to the completion hook the per-user part registers), and tokens (stored sealed, refreshed
-// under a coordinator lock so one pod at a time uses a refresh token, which rotation makes single-use).
+// per-user states go to the completion hook the per-user part registers). Tokens in use (lookup, refresh,
+// revocation) are tokens.ts.
 import type { Logger } from 'pino';
 import { GatewayError } from '../../http/errors.ts';
 import type { Coordinator } from '../../state/coord/types.ts';
@@ -13,6 +13,7 @@ import {
   type OAuthConfigStore,
   type OAuthTokenRecord,
 } from '../../state/services/oauth/configs.ts';
+import { CoordLocks } from '../../state/services/oauth/locks.ts';
 import {
   newStateValue,
   type PendingAuthorization,
@@ -20,7 +21,7 @@ import {
 } from '../../state/services/oauth/pending.ts';
 import { messageOf } from '../../util/errors.ts';
 import { checkOutboundUrl } from '../ssrf.ts';
-import { McpAuthError, type TokenBinding } from '../types.ts';
+import type { TokenBinding } from '../types.ts';
 import { resolveServerMetadata, type ServerMetadata } from './discovery.ts';
 import { type OAuthFetch, type OAuthFetchOptions, oauthFetch } from './fetch.ts';
 import {
@@ -29,12 +30,11 @@ import {
   configurationFor,
   describeOAuthError,
   exchangeCode,
-  isPermanentGrantError,
   plainHttpEndpoint,
-  refresh,
   register,
   type TokenSet,
 } from './protocol.ts';
+import { factsOf, OAuthTokens } from './tokens.ts';
 
 export interface OAuthCoreDeps {
   store: OAuthConfigStore;
@@ -70,21 +70,27 @@ export type CallbackOutcome =
   | { ok: true; kind: 'server' | 'per_user'; configId: string; clientName: string | undefined }
   | { ok: false; message: string; configId?: string | undefined };
 
-/** Refresh this long before expiry at the latest (the background worker), or within the last half of a short life. */
-export const REFRESH_LEAD_MS = 60_000;
-/** A token this close to expiry is refreshed inline before use. */
-const INLINE_SKEW_MS = 5_000;
-const LOCK_TTL_MS = 30_000;
-
 export class OAuthCore {
   readonly fetch: OAuthFetch;
   private completion: FlowCompletion | undefined;
 
   private readonly deps: OAuthCoreDeps;
+  private readonly locks: CoordLocks;
+  /** The tokens in use: lookup with inline refresh, refresh, revocation. */
+  readonly tokens: OAuthTokens;
 
   constructor(deps: OAuthCoreDeps) {
     this.deps = deps;
+    this.locks = new CoordLocks(deps.coord);
     this.fetch = oauthFetch(deps.fetch);
+    this.tokens = new OAuthTokens({
+      store: deps.store,
+      locks: this.locks,
+      fetch: this.fetch,
+      publish: deps.publish,
+      logger: deps.logger,
+      now: deps.now,
+    });
   }
 
   /** The per-user part's hook for states it started (`kind: 'per_user'`). */
@@ -92,19 +98,9 @@ export class OAuthCore {
     this.completion = fn;
   }
 
-  /** Runs `fn` holding a coordinator lock (one pod at a time); waits up to `waitMs` for a holder to finish. */
-  async withLock<T>(key: string, fn: () => Promise<T>, waitMs = 20_000): Promise<T> {
-    const token = `${process.pid}:${Math.random()}`;
-    const deadline = this.deps.now() + waitMs;
-    while (!(await this.deps.coord.setIfAbsent(key, token, LOCK_TTL_MS))) {
-      if (this.deps.now() > deadline) throw new Error(`timed out waiting for ${key}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    try {
-      return await fn();
-    } finally {
-      if ((await this.deps.coord.get(key)) === token) await this.deps.coord.del(key);
-    }
+  /** Runs `fn` holding a coordinator lock (one pod at a time); waits for a holder to finish. */
+  withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return this.locks.with(key, fn);
   }
 
   /**
@@ -175,7 +171,7 @@ export class OAuthCore {
   /** Starts an authorization: the URL the user opens, valid until `expiresAt` (epoch ms). */
   async beginAuthorization(req: BeginAuthorization): Promise<{ url: string; expiresAt: number }> {
     const { record, metadata } = await this.prepare(req.configId, req.redirectUri);
-    const config = configurationFor(this.factsOf(record, metadata), this.fetch);
+    const config = configurationFor(factsOf(record, metadata), this.fetch);
     const state = newStateValue();
     const { url, codeVerifier } = await authorizationUrl(config, req.redirectUri, record.scopes, state);
     const now = this.deps.now();
@@ -246,7 +242,7 @@ export class OAuthCore {
     if (!record) return { ok: false, message: 'The OAuth configuration no longer exists.' };
     if (!record.client_id || !record.server_metadata) throw new Error('the OAuth configuration was changed meanwhile');
     const metadata = record.server_metadata as ServerMetadata;
-    const config = configurationFor(this.factsOf(record, metadata), this.fetch);
+    const config = configurationFor(factsOf(record, metadata), this.fetch);
     const tokens = await exchangeCode(
       config,
       metadata,
@@ -294,118 +290,9 @@ export class OAuthCore {
     }
   }
 
-  factsOf(record: OAuthConfigRecord, metadata: ServerMetadata) {
-    if (!record.client_id) throw new Error('the OAuth configuration has no client id');
-    return {
-      metadata,
-      clientId: record.client_id,
-      clientSecret: record.client_secret,
-      authMethod: record.token_auth_method,
-    };
-  }
-
   /** Stores (or replaces) a binding's token, sealed. */
-  async storeToken(configId: string, binding: TokenBinding, tokens: TokenSet, refreshed = false) {
+  storeToken(configId: string, binding: TokenBinding, tokens: TokenSet, refreshed = false) {
     return this.deps.store.putToken(configId, binding, tokens, refreshed);
-  }
-
-  /**
-   * The binding's usable token, refreshed inline when it is (about to be) expired. Undefined when the binding
-   * holds none (per-user: the caller must authorize). Server-level configs without a token explain why.
-   */
-  async tokenFor(configId: string, binding: TokenBinding): Promise<OAuthTokenRecord | undefined> {
-    const token = await this.deps.store.token(configId, binding);
-    if (!token) {
-      if (binding.kind === 'server') await this.explainMissing(configId);
-      return undefined;
-    }
-    if (!this.due(token, INLINE_SKEW_MS)) return token;
-    return this.refreshToken(configId, binding, INLINE_SKEW_MS);
-  }
-
-  /** Due within `leadMs`, or within the last half of its life for a token that lives shorter than twice that. */
-  private due(token: OAuthTokenRecord, leadMs: number): boolean {
-    if (token.expires_at === null) return false;
-    const expires = token.expires_at.getTime();
-    const life = expires - (token.last_refreshed_at ?? token.updated_at).getTime();
-    return expires - Math.min(leadMs, Math.max(0, life / 2)) <= this.deps.now();
-  }
-
-  private async explainMissing(configId: string): Promise<never> {
-    const record = await this.deps.store.get(configId);
-    const name = (await this.deps.store.clientOf(configId))?.name ?? configId;
-    if (record?.status === 'revoked') {
-      throw new McpAuthError(
-        'oauth_revoked',
-        `The OAuth authorization of MCP client "${name}" was revoked (DELETE /api/oauth/config/${configId}); delete the client and create it again to authorize anew.`,
-      );
-    }
-    if (record?.status === 'failed') {
-      throw new McpAuthError(
-        'oauth_not_authorized',
-        `MCP client "${name}" is not authorized: ${record.status_message ?? 'the authorization failed'}.`,
-      );
-    }
-    throw new McpAuthError(
-      'oauth_not_authorized',
-      `MCP client "${name}" has not been authorized yet: an admin must open its authorize URL and complete the OAuth authorization.`,
-    );
-  }
-
-  /**
-   * Refreshes the binding's token when it is due within `leadMs` (re-checked under the lock: another pod may have
-   * just done it). A refresh the server refuses for good → McpAuthError('oauth_token_expired'), config `failed`.
-   */
-  async refreshToken(configId: string, binding: TokenBinding, leadMs: number): Promise<OAuthTokenRecord | undefined> {
-    const key = `mcp:oauth:refresh:${configId}:${binding.kind}:${binding.kind === 'server' ? '' : binding.id}`;
-    return this.withLock(key, async () => {
-      const token = await this.deps.store.token(configId, binding);
-      if (!token) return binding.kind === 'server' ? this.explainMissing(configId) : undefined;
-      if (!this.due(token, leadMs)) return token;
-      const record = await this.deps.store.require(configId);
-      if (record.kind === 'server' && record.status === 'revoked') return this.explainMissing(configId);
-      if (!token.refresh_token) return this.expired(record, binding, 'no refresh token was issued');
-      if (!record.client_id || !record.server_metadata) {
-        return this.expired(record, binding, 'the OAuth configuration has no client');
-      }
-      const config = configurationFor(this.factsOf(record, record.server_metadata as ServerMetadata), this.fetch);
-      let tokens: TokenSet;
-      try {
-        tokens = await refresh(config, token.refresh_token, token.scopes);
-      } catch (err) {
-        if (isPermanentGrantError(err)) return this.expired(record, binding, describeOAuthError(err));
-        throw new Error(`refreshing the OAuth token failed: ${describeOAuthError(err)}`);
-      }
-      this.deps.logger.info({ oauth_config: configId, binding: binding.kind }, 'MCP OAuth: token refreshed');
-      return this.storeToken(configId, binding, tokens, true);
-    });
-  }
-
-  private async expired(record: OAuthConfigRecord, binding: TokenBinding, reason: string): Promise<never> {
-    const name = (await this.deps.store.clientOf(record.id))?.name ?? record.id;
-    if (record.kind === 'server') {
-      const message = `The OAuth token expired and cannot be refreshed (${reason}).`;
-      await this.deps.store.update(record.id, { status: 'failed', status_message: message });
-      await this.deps.publish();
-      throw new McpAuthError(
-        'oauth_token_expired',
-        `The OAuth token of MCP client "${name}" expired and cannot be refreshed (${reason}): delete the OAuth config (DELETE /api/oauth/config/${record.id}) and create the client again.`,
-      );
-    }
-    // Per-user: this binding's token is gone; the caller authorizes again (the per-user part starts a flow).
-    await this.deps.store.deleteToken(record.id, binding);
-    throw new McpAuthError(
-      'oauth_token_expired',
-      `Your OAuth token for MCP client "${name}" expired and cannot be refreshed (${reason}): authorize again.`,
-    );
-  }
-
-  /** DELETE /api/oauth/config/{id}: no live token remains; the provider's revocation endpoint is not called. */
-  async revoke(configId: string): Promise<OAuthConfigRecord> {
-    const record = await this.deps.store.require(configId);
-    await this.deps.store.revoke(configId, record.kind === 'server');
-    await this.deps.publish();
-    return this.deps.store.require(configId);
   }
 
   /** Checks a URL the management API was given for OAuth (a 400 naming `param` when refused). */

@@ -131,7 +131,7 @@ export function createOAuth(
       return { url };
     },
     async accessToken(configId, binding) {
-      return (await core.tokenFor(configId, binding))?.access_token;
+      return (await core.tokens.tokenFor(configId, binding))?.access_token;
     },
   });
   core.registerFlowCompletion(async (pending, outcome) => {
@@ -144,7 +144,7 @@ export function createOAuth(
     if (!client.oauth_config_id) {
       throw new McpAuthError('oauth_not_authorized', `MCP client "${client.name}" has no OAuth configuration`);
     }
-    const token = await core.tokenFor(client.oauth_config_id, { kind: 'server' });
+    const token = await core.tokens.tokenFor(client.oauth_config_id, { kind: 'server' });
     // tokenFor explains a missing server-level token by throwing; this is only a guard.
     if (!token) throw new McpAuthError('oauth_not_authorized', `MCP client "${client.name}" is not authorized`);
     return { authorization: `Bearer ${token.access_token}` };
@@ -249,7 +249,7 @@ export function createOAuth(
 
     async revoke(configId) {
       if (!(await store.get(configId))) return undefined;
-      const record = await core.revoke(configId);
+      const record = await core.tokens.revoke(configId);
       return view(record, undefined);
     },
 

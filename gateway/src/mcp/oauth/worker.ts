@@ -11,7 +11,8 @@ import type { OAuthConfigStore } from '../../state/services/oauth/configs.ts';
 import { messageOf } from '../../util/errors.ts';
 import type { TokenBinding } from '../types.ts';
 import { redirectUri } from './base-url.ts';
-import { type OAuthCore, REFRESH_LEAD_MS } from './core.ts';
+import type { OAuthCore } from './core.ts';
+import { REFRESH_LEAD_MS } from './tokens.ts';
 
 export const NEEDS_EXTERNAL_URL =
   'Waiting for authorization: set client.mcp_external_client_url (the gateway’s public URL) so the gateway can ' +
@@ -64,7 +65,7 @@ export class OAuthWorker {
           ? { kind: 'server' }
           : ({ kind: row.binding_kind, id: String(row.binding_id) } as TokenBinding);
       try {
-        await this.deps.core.refreshToken(row.config_id, binding, REFRESH_LEAD_MS);
+        await this.deps.core.tokens.refreshToken(row.config_id, binding, REFRESH_LEAD_MS);
       } catch (err) {
         this.deps.logger.warn(
           { oauth_config: row.config_id, err: messageOf(err) },

@@ -377,6 +377,32 @@ describe('server-level OAuth: clients, PKCE and discovery', () => {
     }
   });
 
+  it('an SSE MCP server’s 401 leads discovery the same way (RFC 9728), and the SSE connection carries the token', async () => {
+    const mcp = await startOAuthProtectedMcpServer(oauth, { transport: 'sse', tools: [whoami] });
+    try {
+      const created = await send('POST', '/api/mcp/client', {
+        name: 'sse_oauth',
+        connection_type: 'sse',
+        connection_string: mcp.url,
+        auth_type: 'oauth',
+        oauth_config: { scopes: ['tools:read'] },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      expect(mcp.requests.some((r) => r.method === 'GET' && r.path === '/sse')).toBe(true);
+      expect(String(created.body['authorize_url']).startsWith(`${oauth.url}/auth?`)).toBe(true);
+      expect((await page(await authorizeInBrowserless(String(created.body['authorize_url'])))).status).toBe(200);
+      const id = String(created.body['mcp_client_id']);
+      await waitFor(() => gw.rt.mcp.connections.state(id).state === 'connected', 10_000, 'sse connected');
+      await grant('sse_oauth');
+      const tool = await callTool(vks['tenant_b']!, 'sse_oauth-whoami');
+      expect(tool.isError, tool.text).toBe(false);
+      expect(await oauth.verifyAccessToken(tool.text)).toBeDefined();
+      await send('DELETE', `/api/mcp/client/${id}`);
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('when no metadata is found anywhere, creation is a 400 naming what was tried, and nothing is stored', async () => {
     const none = await startOAuthServer({ metadata: 'none' });
     // An MCP server that names no authorization server either (no 401, no protected-resource metadata).

@@ -4,7 +4,9 @@
 // loop for chat and Responses (the second model call carries the tool result), calls that go back to the caller,
 // the bound, streams, and every step charged to the key and logged.
 import Anthropic from '@anthropic-ai/sdk';
+import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { GoogleGenAI } from '@google/genai';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
@@ -487,5 +489,34 @@ describe('the Gemini API format', () => {
     const r = await client().models.embedContent({ model: 'text-embedding-004', contents: 'hello' });
     expect(r.embeddings?.[0]?.values?.length).toBeGreaterThan(0);
     expect(sent(0)['tools']).toBeUndefined();
+  });
+});
+
+describe('the Bedrock Converse format', () => {
+  it('translated (<provider>/<model> on /cloudconv): toolSpec tools, the loop through the chat translation', async () => {
+    const client = new BedrockRuntimeClient({
+      endpoint: `${gw.url}/cloudconv`,
+      region: 'us-east-1',
+      token: { token: keyA.value },
+      authSchemePreference: ['httpBearerAuth'],
+      requestHandler: new NodeHttpHandler(),
+      maxAttempts: 1,
+    });
+    const r = await client.send(
+      new ConverseCommand({
+        modelId: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: [{ text: 'converse with tools' }] }],
+      }),
+    );
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { query: 'converse with tools' } })]);
+    expect(openai.requests).toHaveLength(2);
+    expect((body(1)['messages'] as Json[]).at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'read:{"query":"converse with tools"}',
+    });
+    expect(r.output?.message?.content?.map((b) => b.text ?? '').join('')).toBe(
+      'Echo from gpt-4o-mini: converse with tools',
+    );
   });
 });

@@ -3,6 +3,7 @@
 // wins, nothing at all without a virtual key or MCP clients), call resolution and result text.
 import { describe, expect, it } from 'vitest';
 import { messagesTools } from '../../src/formats/anthropic/tools.ts';
+import { converseTools } from '../../src/formats/converse/tools.ts';
 import type { GenaiCall } from '../../src/formats/genai/call.ts';
 import { genaiTools } from '../../src/formats/genai/tools.ts';
 import { chatTools, responsesTools } from '../../src/formats/openai/tools.ts';
@@ -250,6 +251,25 @@ describe('gemini tool codec', () => {
     ]);
     const two = { body: { candidates: [{ content: { parts } }, { content: { parts } }] }, usage: undefined };
     expect(genaiTools.calls(two)).toEqual([]);
+  });
+});
+
+describe('bedrock converse tool codec', () => {
+  it('adds toolSpec tools, reads toolUse blocks, appends the message and a user message of toolResults', () => {
+    const body = { messages: [{ role: 'user' as const, content: [{ text: 'hi' }] }] };
+    converseTools.addTools(body, [{ name: 'files-read', description: '', parameters: { type: 'object' } }]);
+    expect(body).toMatchObject({
+      toolConfig: { tools: [{ toolSpec: { name: 'files-read', inputSchema: { json: { type: 'object' } } } }] },
+    });
+    expect([...(converseTools.declared(body) ?? [])]).toEqual(['files-read']);
+    const use = { toolUse: { toolUseId: 'tu_1', name: 'files-read', input: { p: 1 } } };
+    const res = { output: { message: { role: 'assistant', content: [{ text: 'let me see' }, use] } } };
+    expect(converseTools.calls(res)).toEqual([{ id: 'tu_1', name: 'files-read', arguments: '{"p":1}' }]);
+    const next = converseTools.next(body, res, [{ id: 'tu_1', name: 'files-read', output: 'contents' }]);
+    expect(next.messages?.slice(1)).toEqual([
+      { role: 'assistant', content: [{ text: 'let me see' }, use] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tu_1', content: [{ text: 'contents' }] } }] },
+    ]);
   });
 });
 

@@ -27,6 +27,7 @@ import {
 } from './schema.ts';
 import { converseEvents } from './stream-from-chat.ts';
 import { toChatRequest, toCountTokensRequest } from './to-chat.ts';
+import { converseTools } from './tools.ts';
 
 const INFERENCE_ERRORS = [400, 402, 403, 404, 429, 500, 502, 503, 504];
 
@@ -228,7 +229,8 @@ function converseOperation(stream: boolean): FormatOperation<ConverseRequest, Js
       return Object.assign(res, { extra_fields: extra });
     },
   };
-  return stream ? { ...op, stream: eventStreamCodec(converseSpec, 'metadata') } : op;
+  const withTools = { ...op, tools: converseTools };
+  return stream ? { ...withTools, stream: eventStreamCodec(converseSpec, 'metadata') } : withTools;
 }
 
 function invokeOperation(stream: boolean): FormatOperation<JsonObject, JsonObject, NativeEvent> {

@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { GoogleGenAI } from '@google/genai';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { CohereClientV2 } from 'cohere-ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AnthropicFake, createAnthropicFake } from '../fakes/anthropic.ts';
@@ -518,5 +519,24 @@ describe('the Bedrock Converse format', () => {
     expect(r.output?.message?.content?.map((b) => b.text ?? '').join('')).toBe(
       'Echo from gpt-4o-mini: converse with tools',
     );
+  });
+});
+
+describe('the Cohere v2 chat format', () => {
+  it('translated (<provider>/<model> on /cohere): function tools, the loop through the chat translation', async () => {
+    const client = new CohereClientV2({ token: keyA.value, environment: `${gw.url}/cohere`, maxRetries: 0 });
+    const r = await client.chat({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'cohere with tools' }],
+    });
+    expect(toolNames(body(0))).toEqual(['files-read', 'files-write', 'files-fail']);
+    expect(files.calls).toEqual([expect.objectContaining({ tool: 'read', args: { query: 'cohere with tools' } })]);
+    expect(openai.requests).toHaveLength(2);
+    expect((body(1)['messages'] as Json[]).at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'read:{"query":"cohere with tools"}',
+    });
+    const text = (r.message.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('');
+    expect(text).toBe('Echo from gpt-4o-mini: cohere with tools');
   });
 });

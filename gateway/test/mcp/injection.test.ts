@@ -3,6 +3,7 @@
 // wins, nothing at all without a virtual key or MCP clients), call resolution and result text.
 import { describe, expect, it } from 'vitest';
 import { messagesTools } from '../../src/formats/anthropic/tools.ts';
+import { cohereChatTools } from '../../src/formats/cohere/tools.ts';
 import { converseTools } from '../../src/formats/converse/tools.ts';
 import type { GenaiCall } from '../../src/formats/genai/call.ts';
 import { genaiTools } from '../../src/formats/genai/tools.ts';
@@ -269,6 +270,22 @@ describe('bedrock converse tool codec', () => {
     expect(next.messages?.slice(1)).toEqual([
       { role: 'assistant', content: [{ text: 'let me see' }, use] },
       { role: 'user', content: [{ toolResult: { toolUseId: 'tu_1', content: [{ text: 'contents' }] } }] },
+    ]);
+  });
+});
+
+describe('cohere chat tool codec', () => {
+  it('adds function tools, reads message.tool_calls, appends the plan and calls and one tool message per output', () => {
+    const body = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] };
+    cohereChatTools.addTools(body, [{ name: 'files-read', parameters: { type: 'object' } }]);
+    expect([...(cohereChatTools.declared(body) ?? [])]).toEqual(['files-read']);
+    const call = { id: 'c1', type: 'function', function: { name: 'files-read', arguments: '{}' } };
+    const res = { message: { role: 'assistant', tool_plan: 'I will read', tool_calls: [call] } };
+    expect(cohereChatTools.calls(res)).toEqual([{ id: 'c1', name: 'files-read', arguments: '{}' }]);
+    const next = cohereChatTools.next(body, res, [{ id: 'c1', name: 'files-read', output: 'contents' }]);
+    expect(next.messages.slice(1)).toEqual([
+      { role: 'assistant', tool_plan: 'I will read', tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'c1', content: 'contents' },
     ]);
   });
 });

@@ -26,6 +26,7 @@ import {
 } from './schema.ts';
 import { cohereEvents } from './stream-from-chat.ts';
 import { toChatRequest } from './to-chat.ts';
+import { cohereChatTools } from './tools.ts';
 
 /** Errors an inference request can end in besides the edge's: governance and the upstream provider. */
 const INFERENCE_ERRORS = [400, 402, 403, 404, 429, 502, 503, 504];
@@ -215,6 +216,7 @@ export const chatOperation: FormatOperation<ChatRequest, JsonObject, NativeEvent
     ),
   ),
   stream: chatStream,
+  tools: cohereChatTools,
 };
 
 export const embedOperation = operation(

@@ -52,6 +52,17 @@ if ready.status == "False" then
     end
     return hs
   end
+  -- An MCPClient whose gateway pods are still connecting becomes Ready by itself.
+  if ready.reason == "Connecting" then
+    hs.message = text(ready.message) or "Connecting"
+    return hs
+  end
+  -- An MCPClient waiting for an admin to authorize it (status.authorizeUrl): nothing is wrong, a person must act.
+  if ready.reason == "AuthorizationPending" then
+    hs.status = "Suspended"
+    hs.message = text(ready.message) or "Waiting for authorization"
+    return hs
+  end
   hs.status = "Degraded"
   hs.message = text(ready.message) or text(ready.reason) or "Not ready"
   return hs

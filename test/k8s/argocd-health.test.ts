@@ -180,3 +180,27 @@ function isArgoCdConfigMap(value: unknown): value is ConfigMap {
   if (!('name' in value.metadata) || value.metadata.name !== 'argocd-cm') return false;
   return 'data' in value && typeof value.data === 'object' && value.data !== null;
 }
+
+describe('Argo CD health of an MCPClient on its way to Ready', () => {
+  it('is Progressing while its gateway pods connect', async () => {
+    const obj = object('MCPClient', 1, {
+      observedGeneration: 1,
+      conditions: [withTime(ready('False', 'Connecting', 'waiting for a gateway pod to connect'))],
+    });
+    expect(await runHealthScript(script, obj)).toEqual({
+      status: 'Progressing',
+      message: 'waiting for a gateway pod to connect',
+    });
+  });
+
+  it('is Suspended while it waits for an admin to authorize it', async () => {
+    const obj = object('MCPClient', 1, {
+      observedGeneration: 1,
+      conditions: [withTime(ready('False', 'AuthorizationPending', 'open status.authorizeUrl to authorize'))],
+    });
+    expect(await runHealthScript(script, obj)).toEqual({
+      status: 'Suspended',
+      message: 'open status.authorizeUrl to authorize',
+    });
+  });
+});

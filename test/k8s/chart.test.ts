@@ -258,6 +258,18 @@ describe('optional parts', () => {
     });
   });
 
+  it('gives the operator the MCP private-network allow-list when set, and refuses a malformed entry', async () => {
+    const objects = parseManifests(await template('--set', 'mcp.allowedPrivateNetworks={10.0.0.0/8,mcp.internal}'));
+    const operatorEnv = (
+      findManifest(objects, 'Deployment', `${FULLNAME}-operator`) as {
+        spec: { template: { spec: { containers: { env: unknown[] }[] } } };
+      }
+    ).spec.template.spec.containers[0]?.env;
+    expect(operatorEnv).toContainEqual(env('OPERATOR_MCP_ALLOWED_PRIVATE_NETWORKS', '10.0.0.0/8,mcp.internal'));
+    const bad = await helm('template', RELEASE, chart, ...REQUIRED, '--set', 'mcp.allowedPrivateNetworks={a b}');
+    expect(bad.code).not.toBe(0);
+  });
+
   it('leaves templates/crds.yaml out with crds.enabled=false', async () => {
     const crds = manifestsBySource(await template()).get('templates/crds.yaml') ?? [];
     expect(crds.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(

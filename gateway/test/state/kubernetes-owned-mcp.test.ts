@@ -131,6 +131,15 @@ describe.each(DRIVERS)('OwnedResources (MCP clients) on $name', ({ open }) => {
     expect(await grants()).toMatchObject([{ mcp_client_name: 'github_tools' }]);
   });
 
+  it('a client the API deletes: the owned virtual key naming it is written again on its next apply (refused)', async () => {
+    await mcpClients.create(clientBody({ name: 'api_tools' }), { source: 'api' });
+    expect(await owned.applyVirtualKey(VK_OWNER, 'vk-1', vkBody('api_tools'))).toBe('created');
+    await mcpClients.delete((await mcpClients.list())[0]?.client_id ?? '', { source: 'api' });
+    // Without the cleared digest this apply would be 'unchanged' and the key would look synced without its grant.
+    const msg = await refused(() => owned.applyVirtualKey(VK_OWNER, 'vk-1', vkBody('api_tools')), 'invalid');
+    expect(msg).toContain('api_tools');
+  });
+
   it('a renamed client: the owned virtual key still naming the old name is refused on its next apply', async () => {
     await owned.applyMcpClient(OWNER, ID, clientBody());
     await owned.applyVirtualKey(VK_OWNER, 'vk-1', vkBody('github_tools'));

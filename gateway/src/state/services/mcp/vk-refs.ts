@@ -11,10 +11,14 @@ import type { VkConfigInput } from './validate.ts';
 /** Keys whose mcp_configs name `name`. */
 const NAMING = `mcp_configs @> jsonb_build_array(jsonb_build_object('mcp_client_name', $1::text))`;
 
+// Both writes clear the keys' `applied_hash` (the digest of what an owner last wrote): a VirtualKey resource or
+// config.json entry that still names the client is then written again on its next apply instead of looking
+// unchanged while its grant is gone.
+
 /** Removes every entry naming `name`; returns the names of the keys changed. */
 export async function dropClientGrants(tx: Queryable, name: string): Promise<string[]> {
   const { rows } = await tx.query<{ name: string }>(
-    `UPDATE virtual_keys SET updated_at = now(), mcp_configs = coalesce(
+    `UPDATE virtual_keys SET updated_at = now(), applied_hash = NULL, mcp_configs = coalesce(
        (SELECT jsonb_agg(e ORDER BY i) FROM jsonb_array_elements(mcp_configs) WITH ORDINALITY AS t(e, i)
         WHERE e->>'mcp_client_name' <> $1), '[]'::jsonb)
      WHERE ${NAMING} RETURNING name`,
@@ -26,7 +30,7 @@ export async function dropClientGrants(tx: Queryable, name: string): Promise<str
 /** Renames every entry naming `from` to `to`; returns the names of the keys changed. */
 export async function renameClientGrants(tx: Queryable, from: string, to: string): Promise<string[]> {
   const { rows } = await tx.query<{ name: string }>(
-    `UPDATE virtual_keys SET updated_at = now(), mcp_configs = (
+    `UPDATE virtual_keys SET updated_at = now(), applied_hash = NULL, mcp_configs = (
        SELECT jsonb_agg(CASE WHEN e->>'mcp_client_name' = $1 THEN jsonb_set(e, '{mcp_client_name}', to_jsonb($2::text))
                              ELSE e END ORDER BY i)
        FROM jsonb_array_elements(mcp_configs) WITH ORDINALITY AS t(e, i))

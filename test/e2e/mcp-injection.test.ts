@@ -388,6 +388,29 @@ describe('auto-execution', () => {
   });
 });
 
+describe('a failing later step', () => {
+  it('fails the request with that step’s error; the answer still names every step, the first charged', async () => {
+    openai.script(
+      { status: 200, body: chatCalls([{ name: 'files-read', args: { text: 'a' } }]) },
+      { status: 500, body: { error: { message: 'upstream broke', type: 'server_error', param: null, code: null } } },
+    );
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keyA.value}` },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'break' }] }),
+    });
+    expect(res.status).toBe(500);
+    expect(files.calls).toHaveLength(1);
+    expect(res.headers.get('x-gateway-mcp-steps')).toBe('2');
+    const ids = String(res.headers.get('x-gateway-mcp-step-ids')).split(', ');
+    expect(ids).toHaveLength(2);
+    expect(await logOf(gw, ids[0])).toMatchObject({ status: 'success', virtual_key_id: keyA.id });
+    const failed = await logOf(gw, ids[1]);
+    expect(failed).toMatchObject({ status: 'error', status_code: 500, virtual_key_id: keyA.id });
+    expect((await logOf(gw, ids[0]))['cost_nano']).toBeGreaterThan(0);
+  });
+});
+
 describe('streams', () => {
   it('carry the injected tools; the model’s calls stream back to the caller, nothing is auto-executed', async () => {
     const stream = await sdk(keyA.value).chat.completions.create({

@@ -121,14 +121,9 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
         done({ outcome: r.outcome, status: 200, usage: op.spec.usage(r.value), error: undefined, started: true });
         return r;
       };
-      let answer: Awaited<ReturnType<typeof call>>;
-      if (tools) {
-        const looped = await tools.run(input.body, id, call);
-        answer = looped.last;
-        reply.headers(looped.headers);
-      } else {
-        answer = await call(input.body, id);
-      }
+      const answer = tools
+        ? await tools.run(input.body, id, call, (h) => reply.headers(h))
+        : await call(input.body, id);
       reply.header('x-gateway-request-id', id);
       const limits = prepared?.guard.headers;
       if (limits) reply.headers(limits);

@@ -20,6 +20,7 @@ import {
   maxStepsOf,
   STEP_IDS_HEADER,
   STEPS_HEADER,
+  type ToolInjection,
 } from '../../src/mcp/injection/index.ts';
 import { runToolLoop } from '../../src/mcp/injection/loop.ts';
 import { McpAuthError, type McpClientRecord, type McpConnections, type McpTool } from '../../src/mcp/types.ts';
@@ -422,6 +423,18 @@ describe('injection', () => {
   const signal = new AbortController().signal;
   const body = (): ChatRequest => ({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
 
+  /** Runs the loop, gathering the headers it sets (as the route sets them on the reply). */
+  async function collect<S extends { value: unknown }>(
+    inj: ToolInjection,
+    first: unknown,
+    id: string,
+    call: (b: unknown, id: string) => Promise<S>,
+  ): Promise<{ last: S; headers: Record<string, string> }> {
+    const headers: Record<string, string> = {};
+    const last = await inj.run(first, id, call, (h) => Object.assign(headers, h));
+    return { last, headers };
+  }
+
   it('does no work without MCP clients, without a virtual key or without a tool codec', () => {
     const none = runtime([]);
     const b = body();
@@ -457,7 +470,7 @@ describe('injection', () => {
     expect(b.tools?.map((t) => t.function.name)).toEqual(['files-read', 'files-write']);
     expect(b.tools?.[0]?.function.description).toBeUndefined();
     const answer = chatAnswer([{ id: 'a', name: 'files-read', arguments: '{}' }]);
-    const out = await inj!.run(b, 'req-1', async () => ({ value: answer }));
+    const out = await collect(inj!, b, 'req-1', async () => ({ value: answer }));
     expect(out.headers).toEqual({ [STEPS_HEADER]: '1', [STEP_IDS_HEADER]: 'req-1' });
   });
 
@@ -475,7 +488,7 @@ describe('injection', () => {
       chatAnswer([], 'done'),
     ];
     const seen: { body: ChatRequest; id: string }[] = [];
-    const out = await inj.run(b, 'req-1', async (stepBody, id) => {
+    const out = await collect(inj, b, 'req-1', async (stepBody, id) => {
       seen.push({ body: stepBody as ChatRequest, id });
       return { value: answers[seen.length - 1]! };
     });
@@ -508,7 +521,7 @@ describe('injection', () => {
   it('a write the key may execute but not auto-execute ends the loop; the bound header is refused early', async () => {
     const rt = runtime([files]);
     const inj = injectTools(rt, chatTools as never, body(), allOfFiles, req(), signal)!;
-    const out = await inj.run(body(), 'r', async () => ({
+    const out = await collect(inj, body(), 'r', async () => ({
       value: chatAnswer([{ id: 'a', name: 'files-write', arguments: '{}' }]),
     }));
     expect(out.headers[STEPS_HEADER]).toBe('1');
@@ -533,7 +546,7 @@ describe('injection', () => {
       signal,
     )!;
     const bodies: ChatRequest[] = [];
-    const out = await inj.run(body(), 'r', async (b) => {
+    const out = await collect(inj, body(), 'r', async (b) => {
       bodies.push(b as ChatRequest);
       return { value: chatAnswer([{ id: `c${bodies.length}`, name: 'files-read', arguments: '{}' }]) };
     });

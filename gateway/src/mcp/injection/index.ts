@@ -38,12 +38,16 @@ export interface InjectionRuntime {
 export type StepCall<S> = (body: unknown, stepId: string) => Promise<S>;
 
 export interface ToolInjection {
-  /** Runs the unary request with auto-execution; the answer headers say how many model calls it took. */
+  /**
+   * Runs the unary request with auto-execution. `setHeaders` gets the answer headers (model calls so far, their
+   * log ids) before each model call, so that a request failing in a later step still names the steps charged.
+   */
   run<S extends { value: unknown }>(
     body: unknown,
     requestId: string,
     call: StepCall<S>,
-  ): Promise<{ last: S; headers: Record<string, string> }>;
+    setHeaders: (headers: Record<string, string>) => void,
+  ): Promise<S>;
 }
 
 /**
@@ -73,7 +77,7 @@ export function injectTools(
   const byName = new Map(added.map((t) => [t.qualifiedName, t]));
   const ctx: CallContext = { rt, caller, principal, request, signal, byName };
   return {
-    async run(first, requestId, call) {
+    async run(first, requestId, call, setHeaders) {
       const ids: string[] = [];
       const result = await runToolLoop(first, {
         codec,
@@ -82,14 +86,14 @@ export function injectTools(
         step: (b, n) => {
           const id = n === 1 ? requestId : timeOrderedId();
           ids.push(id);
+          setHeaders({ [STEPS_HEADER]: String(n), [STEP_IDS_HEADER]: ids.join(', ') });
           return call(b, id);
         },
         autoExecutable: (c) => autoExecutable(ctx, c),
         execute: (c, n) => execute(ctx, c, ids[n - 1] ?? requestId),
       });
-      const out: Record<string, string> = { [STEPS_HEADER]: String(result.steps), [STEP_IDS_HEADER]: ids.join(', ') };
-      if (result.boundReached) out[BOUND_REACHED_HEADER] = 'true';
-      return { last: result.last, headers: out };
+      if (result.boundReached) setHeaders({ [BOUND_REACHED_HEADER]: 'true' });
+      return result.last;
     },
   };
 }

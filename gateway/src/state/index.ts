@@ -73,6 +73,8 @@ export interface State {
   counters: GovernanceCounters;
   /** Durable budget charges in Postgres. */
   charges: ChargeStore;
+  /** Applies a change to this pod's snapshot at once and tells the other pods (for writers outside the services). */
+  publish(event: ChangeEvent): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -151,6 +153,7 @@ export async function openState(opts: StateOptions): Promise<State> {
     owned: new OwnedResources({ db, providers, virtualKeys, mcpClients }),
     counters,
     charges,
+    publish,
     async close() {
       clearInterval(timer);
       clearInterval(healTimer);

@@ -3,7 +3,6 @@
 // token, or the per-user part's token for the caller), revocation and status, and the background worker.
 import { z } from 'zod';
 import { StateError } from '../../state/errors.ts';
-import { CHANGES_CHANNEL } from '../../state/events.ts';
 import { type OAuthConfigPatch, type OAuthConfigRecord, OAuthConfigStore } from '../../state/services/oauth/configs.ts';
 import { PendingAuthorizations } from '../../state/services/oauth/pending.ts';
 import type { McpDeps } from '../index.ts';
@@ -90,11 +89,8 @@ export function createOAuth(
     headersTimeoutMs: TIMEOUT_MS,
     bodyTimeoutMs: TIMEOUT_MS,
   });
-  const publish = async () => {
-    // This pod applies the change now; the others (and this one again, harmlessly) through the channel.
-    await state.snapshot.apply({ kind: 'mcp' });
-    await state.coord.publish(CHANGES_CHANNEL, JSON.stringify({ kind: 'mcp' }));
-  };
+  // This pod applies the change now; the others through the channel.
+  const publish = () => state.publish({ kind: 'mcp' });
   const core = new OAuthCore({
     store,
     pending: new PendingAuthorizations(state.coord),

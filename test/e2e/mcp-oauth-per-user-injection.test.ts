@@ -4,63 +4,35 @@
 // as the tool's result, which the model reads.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  authorizeInBrowserless,
-  type OAuthProtectedMcpServer,
-  type OAuthServer,
-  startOAuthProtectedMcpServer,
-  startOAuthServer,
-} from '../fakes/oauth-server.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import type { TestGateway } from '../harness/gateway.ts';
 import { waitFor } from '../harness/wait.ts';
 import { adminJson, createVk, type Json, pc } from './governance-helpers.ts';
+import {
+  addPerUserClient,
+  bearerOf,
+  chatCalls,
+  completeConsent,
+  consentUrlIn,
+  executeAs,
+  flowIdOf,
+  type OAuthUpstream,
+  openaiProvider,
+  startMcpGateway,
+  startOAuthUpstream,
+} from './mcp-helpers.ts';
 
 let gw: TestGateway;
-let oauth: OAuthServer;
-let upstream: OAuthProtectedMcpServer;
+let env: OAuthUpstream;
 let openai: OpenAIFake;
 let clientId = '';
 const keys: Record<'a' | 'b', { id: string; value: string }> = { a: { id: '', value: '' }, b: { id: '', value: '' } };
 
-function bearerOf(header: string | string[] | undefined): string {
-  const v = Array.isArray(header) ? header[0] : header;
-  return /^Bearer\s+(.+)$/i.exec(v ?? '')?.[1] ?? '';
-}
-
 beforeAll(async () => {
-  oauth = await startOAuthServer();
+  env = await startOAuthUpstream();
   openai = await createOpenAIFake().start();
-  upstream = await startOAuthProtectedMcpServer(oauth, {
-    transport: 'http',
-    tools: [
-      {
-        name: 'whoami',
-        description: 'the bearer token it was called with',
-        handler: (_a, ctx) => bearerOf(ctx.headers.authorization),
-      },
-    ],
-  });
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: {
-          network_config: { base_url: openai.url, max_retries: 0 },
-          keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaa', models: ['*'] }],
-        },
-      },
-      mcp: { allowed_private_networks: ['127.0.0.0/8'] },
-    },
-    encryptionKey: 'per-user-injection-test-key',
-  });
-  const created = await adminJson(gw, '/api/mcp/client', 'POST', {
-    name: 'notes',
-    connection_type: 'http',
-    connection_string: upstream.url,
-    auth_type: 'per_user_oauth',
-    oauth_config: { server_url: oauth.url, scopes: ['tools:read'] },
-  });
-  clientId = String((created['client'] as Json)['client_id']);
+  gw = await startMcpGateway({ providers: openaiProvider(openai.url), encryptionKey: 'per-user-injection-test-key' });
+  clientId = await addPerUserClient(gw, env, 'notes');
   for (const k of ['a', 'b'] as const) {
     keys[k] = await createVk(gw, {
       provider_configs: [pc('openai')],
@@ -72,15 +44,8 @@ beforeAll(async () => {
     mcp_client_id: clientId,
     virtual_key_id: keys.a.id,
   });
-  const go = await fetch(`${String(started['consent_url'])}/authorize`, { redirect: 'manual' });
-  const callback = await authorizeInBrowserless(go.headers.get('location') ?? '');
-  expect((await fetch(callback)).status).toBe(200);
-  const first = await fetch(`${gw.url}/v1/mcp/tool/execute?format=chat`, {
-    method: 'POST',
-    headers: { 'x-gateway-vk': keys.a.value, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: 'c0', type: 'function', function: { name: 'notes-whoami', arguments: '{}' } }),
-  });
-  expect(first.status).toBe(200);
+  await completeConsent(String(started['consent_url']));
+  expect((await executeAs(gw, keys.a.value, 'notes-whoami')).status).toBe(200);
   await waitFor(
     async () => gw.rt.mcp.connections.tools().some((t) => t.qualifiedName === 'notes-whoami'),
     10_000,
@@ -89,33 +54,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
-  await upstream?.close();
-  await oauth?.close();
+  await env?.close();
   await openai?.stop();
 });
 
 /** A chat answer that calls notes-whoami, as the model would. */
-const callsWhoami = {
-  status: 200,
-  body: {
-    id: 'chatcmpl-scripted',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model: 'gpt-4o-mini',
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'notes-whoami', arguments: '{}' } }],
-        },
-        finish_reason: 'tool_calls',
-      },
-    ],
-    usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 },
-  },
-};
+const callsWhoami = { status: 200, body: chatCalls([{ name: 'notes-whoami' }]) };
 
 /** Runs one injected chat as `key`; returns the tool message the second model call carried. */
 async function toolResultFor(key: string): Promise<string> {
@@ -134,17 +78,17 @@ async function toolResultFor(key: string): Promise<string> {
 
 it('an authorized key’s auto-executed call carries its own token', async () => {
   const result = await toolResultFor(keys.a.value);
-  expect(await oauth.verifyAccessToken(result)).toBeDefined();
-  expect(bearerOf(upstream.calls.at(-1)?.headers.authorization)).toBe(result);
+  expect(await env.oauth.verifyAccessToken(result)).toBeDefined();
+  expect(bearerOf(env.upstream.calls.at(-1)?.headers.authorization)).toBe(result);
 });
 
 it('a key that has not authorized gets its own consent link as the tool result, and nothing reaches the tool', async () => {
-  const before = upstream.calls.length;
+  const before = env.upstream.calls.length;
   const result = await toolResultFor(keys.b.value);
   expect(result).toContain('needs authorization');
-  const url = /(https?:\/\/\S+\/api\/oauth\/consent\/(puf_[A-Za-z0-9_-]{32}))/.exec(result);
-  expect(url?.[1]?.startsWith(gw.url)).toBe(true);
-  expect(upstream.calls.length).toBe(before);
-  const detail = await adminJson(gw, `/api/oauth/per-user/flows/${url?.[2]}`);
+  const url = consentUrlIn(result);
+  expect(url.startsWith(gw.url)).toBe(true);
+  expect(env.upstream.calls.length).toBe(before);
+  const detail = await adminJson(gw, `/api/oauth/per-user/flows/${flowIdOf(url)}`);
   expect(detail).toMatchObject({ status: 'pending', flow_mode: 'vk', virtual_key: { id: keys.b.id } });
 });

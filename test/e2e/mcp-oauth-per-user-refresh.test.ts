@@ -2,79 +2,42 @@
 // OAuth-protected MCP SDK server): an expired token of a caller is refreshed inline and the call goes through with
 // the new one (the background worker may refresh it first); a token that can no longer be refreshed is dropped and that caller (only) gets a new consent link.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { TestGateway } from '../harness/gateway.ts';
+import { adminJson, createVk } from './governance-helpers.ts';
 import {
-  authorizeInBrowserless,
-  type OAuthProtectedMcpServer,
-  type OAuthServer,
-  startOAuthProtectedMcpServer,
-  startOAuthServer,
-} from '../fakes/oauth-server.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
-
-type Json = Record<string, unknown>;
+  addPerUserClient,
+  bearerOf,
+  completeConsent,
+  consentUrlIn,
+  executeAs,
+  flowIdOf,
+  type OAuthUpstream,
+  startMcpGateway,
+  startOAuthUpstream,
+} from './mcp-helpers.ts';
 
 let gw: TestGateway;
-let oauth: OAuthServer;
-let upstream: OAuthProtectedMcpServer;
+let env: OAuthUpstream;
 let vk = '';
 let vkId = '';
 
-function bearerOf(header: string | string[] | undefined): string {
-  const v = Array.isArray(header) ? header[0] : header;
-  return /^Bearer\s+(.+)$/i.exec(v ?? '')?.[1] ?? '';
-}
-
 beforeAll(async () => {
-  oauth = await startOAuthServer({ accessTokenTtl: 2 });
-  upstream = await startOAuthProtectedMcpServer(oauth, {
-    transport: 'http',
-    tools: [{ name: 'whoami', handler: (_a, ctx) => bearerOf(ctx.headers.authorization) }],
+  env = await startOAuthUpstream({ accessTokenTtl: 2 });
+  gw = await startMcpGateway({ encryptionKey: 'per-user-refresh-test-key' });
+  await addPerUserClient(gw, env, 'notes');
+  const key = await createVk(gw, {
+    name: 'tenant',
+    mcp_configs: [{ mcp_client_name: 'notes', tools_to_execute: ['*'] }],
   });
-  gw = await startTestGateway({
-    config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } },
-    encryptionKey: 'per-user-refresh-test-key',
-  });
-  const client = await gw.admin('/api/mcp/client', {
-    method: 'POST',
-    body: {
-      name: 'notes',
-      connection_type: 'http',
-      connection_string: upstream.url,
-      auth_type: 'per_user_oauth',
-      oauth_config: { server_url: oauth.url, scopes: ['tools:read'] },
-    },
-  });
-  expect(client.status).toBe(200);
-  const key = await gw.admin('/api/governance/virtual-keys', {
-    method: 'POST',
-    body: { name: 'tenant', mcp_configs: [{ mcp_client_name: 'notes', tools_to_execute: ['*'] }] },
-  });
-  const body = (await key.json()) as Json;
-  vk = String(body['value']);
-  vkId = String(body['id']);
+  vk = key.value;
+  vkId = key.id;
 });
 afterAll(async () => {
   await gw?.close();
-  await upstream?.close();
-  await oauth?.close();
+  await env?.close();
 });
 
-async function whoami(): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${gw.url}/v1/mcp/tool/execute?format=chat`, {
-    method: 'POST',
-    headers: { 'x-gateway-vk': vk, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: 'c1', type: 'function', function: { name: 'notes-whoami', arguments: '{}' } }),
-  });
-  const body = (await res.json()) as Json;
-  const text = res.status === 200 ? String(body['content']) : String((body['error'] as Json)['message']);
-  return { status: res.status, text };
-}
-
-function consentUrlIn(text: string): string {
-  const m = /(https?:\/\/\S+\/api\/oauth\/consent\/puf_[A-Za-z0-9_-]{32})/.exec(text);
-  if (!m?.[1]) throw new Error(`no consent URL in: ${text}`);
-  return m[1];
-}
+const whoami = () => executeAs(gw, vk, 'notes-whoami');
 
 async function tokenRows(): Promise<number> {
   const { rows } = await gw.rt.state.db.query<{ n: number }>(
@@ -88,11 +51,7 @@ it('refreshes an expired per-user token (inline, or the background worker first)
   const first = await whoami();
   expect(first.status).toBe(403);
   const consent = consentUrlIn(first.text);
-  const start = await fetch(`${consent}/authorize`, { redirect: 'manual' });
-  expect(start.status).toBe(302);
-  const callback = await authorizeInBrowserless(start.headers.get('location') ?? '');
-  const done = await fetch(callback);
-  expect(done.status, await done.clone().text()).toBe(200);
+  await completeConsent(consent);
 
   const t1 = await whoami();
   expect(t1.status, t1.text).toBe(200);
@@ -100,20 +59,18 @@ it('refreshes an expired per-user token (inline, or the background worker first)
   const t2 = await whoami();
   expect(t2.status, t2.text).toBe(200);
   expect(t2.text).not.toBe(t1.text);
-  expect(oauth.refreshRequests()).toBeGreaterThan(0);
-  expect(await oauth.verifyAccessToken(t2.text)).toBeDefined();
-  expect(bearerOf(upstream.calls.at(-1)?.headers.authorization)).toBe(t2.text);
+  expect(env.oauth.refreshRequests()).toBeGreaterThan(0);
+  expect(await env.oauth.verifyAccessToken(t2.text)).toBeDefined();
+  expect(bearerOf(env.upstream.calls.at(-1)?.headers.authorization)).toBe(t2.text);
 
   // The upstream forgets every grant: the refresh token is dead once the access token expires.
-  await oauth.revokeAllGrants();
+  await env.oauth.revokeAllGrants();
   await new Promise((r) => setTimeout(r, 2_500));
   const again = await whoami();
   expect(again.status).toBe(403);
   const next = consentUrlIn(again.text);
   expect(next).not.toBe(consent);
   expect(await tokenRows()).toBe(0);
-  const detail = (await (
-    await gw.admin(`/api/oauth/per-user/flows/${next.slice(next.lastIndexOf('/') + 1)}`)
-  ).json()) as Json;
+  const detail = await adminJson(gw, `/api/oauth/per-user/flows/${flowIdOf(next)}`);
   expect(detail).toMatchObject({ status: 'pending', has_active_token: false, virtual_key: { id: vkId } });
 });

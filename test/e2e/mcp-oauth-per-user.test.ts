@@ -4,137 +4,58 @@
 // OAuth server (browserless), and from then on its calls carry its own token. Also: the flow detail per mode,
 // has_active_token and the "already authenticated" page, expiry, a failed consent, wrong and replayed states, and
 // every refused id.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoTool } from '../fakes/mcp-servers.ts';
+import { authorizeInBrowserless } from '../fakes/oauth-server.ts';
+import type { TestGateway } from '../harness/gateway.ts';
+import { createVk, type Json } from './governance-helpers.ts';
 import {
-  authorizeInBrowserless,
-  type OAuthProtectedMcpServer,
-  type OAuthServer,
-  startOAuthProtectedMcpServer,
-  startOAuthServer,
-} from '../fakes/oauth-server.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
-
-type Json = Record<string, unknown>;
-const ENCRYPTION_KEY = 'per-user-oauth-test-key';
+  addPerUserClient,
+  bearerOf,
+  callTool as callToolOn,
+  consentUrlIn,
+  executeAs,
+  flowIdOf,
+  type OAuthUpstream,
+  page,
+  send as sendTo,
+  startMcpGateway,
+  startOAuthUpstream,
+  whoamiTool,
+} from './mcp-helpers.ts';
 
 let gw: TestGateway;
-let oauth: OAuthServer;
-let upstream: OAuthProtectedMcpServer;
+let env: OAuthUpstream;
 /** MCP client ids by name, virtual key values and ids by name. */
 const clientIds: Record<string, string> = {};
 const keys: Record<string, { id: string; value: string }> = {};
 
 beforeAll(async () => {
-  oauth = await startOAuthServer();
-  upstream = await startOAuthProtectedMcpServer(oauth, {
-    transport: 'http',
-    tools: [
-      echoTool('echo'),
-      {
-        name: 'whoami',
-        description: 'the bearer token it was called with',
-        handler: (_a, ctx) => bearerOf(ctx.headers.authorization),
-      },
-    ],
-  });
-  gw = await startTestGateway({
-    config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } },
-    encryptionKey: ENCRYPTION_KEY,
-  });
+  env = await startOAuthUpstream({}, [echoTool('echo'), whoamiTool]);
+  gw = await startMcpGateway({ encryptionKey: 'per-user-oauth-test-key' });
   for (const [name, mode] of [
     ['notes', 'vk'],
     ['people', 'user'],
     ['chats', 'session'],
   ] as const) {
-    const r = await send('POST', '/api/mcp/client', {
-      name,
-      connection_type: 'http',
-      connection_string: upstream.url,
-      auth_type: 'per_user_oauth',
-      oauth_config: { server_url: oauth.url, flow_mode: mode, scopes: ['tools:read'] },
-    });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    clientIds[name] = String((r.body['client'] as Json)['client_id']);
+    clientIds[name] = await addPerUserClient(gw, env, name, { flow_mode: mode });
   }
   for (const name of ['tenant_a', 'tenant_b']) {
-    const r = await send('POST', '/api/governance/virtual-keys', {
-      name,
-      mcp_configs: ['notes', 'people', 'chats'].map((c) => ({ mcp_client_name: c, tools_to_execute: ['*'] })),
-    });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-    keys[name] = { id: String(r.body['id']), value: String(r.body['value']) };
+    const mcp_configs = ['notes', 'people', 'chats'].map((c) => ({ mcp_client_name: c, tools_to_execute: ['*'] }));
+    const key = await createVk(gw, { name, mcp_configs });
+    keys[name] = { id: key.id, value: key.value };
   }
 });
 afterAll(async () => {
   await gw?.close();
-  await upstream?.close();
-  await oauth?.close();
+  await env?.close();
 });
 
-function bearerOf(header: string | string[] | undefined): string {
-  const v = Array.isArray(header) ? header[0] : header;
-  return /^Bearer\s+(.+)$/i.exec(v ?? '')?.[1] ?? '';
-}
-
-async function send(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await gw.admin(path, body === undefined ? { method } : { method, body });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
-}
-
-/** An MCP SDK client on the gateway's /mcp as a virtual key (with extra headers). */
-async function mcpAs(vk: string, headers: Record<string, string> = {}): Promise<Client> {
-  const client = new Client({ name: 'per-user-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
-    requestInit: { headers: { 'x-gateway-vk': vk, ...headers } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-interface ToolOutcome {
-  isError: boolean;
-  text: string;
-}
-
+const send = (method: string, path: string, body?: unknown) => sendTo(gw, method, path, body);
 /** One tool call through POST /v1/mcp/tool/execute (chat form) as a virtual key. */
-async function execute(vk: string, name: string, headers: Record<string, string> = {}): Promise<ToolOutcome> {
-  const res = await fetch(`${gw.url}/v1/mcp/tool/execute?format=chat`, {
-    method: 'POST',
-    headers: { 'x-gateway-vk': vk, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ id: 'call_1', type: 'function', function: { name, arguments: '{}' } }),
-  });
-  const body = (await res.json()) as Json;
-  if (res.status === 200) return { isError: body['is_error'] === true, text: String(body['content']) };
-  return { isError: true, text: String((body['error'] as Json | undefined)?.['message'] ?? JSON.stringify(body)) };
-}
-
-async function callTool(vk: string, name: string, headers: Record<string, string> = {}): Promise<ToolOutcome> {
-  const client = await mcpAs(vk, headers);
-  try {
-    const r = await client.callTool({ name, arguments: {} });
-    const content = (r.content ?? []) as Array<{ type: string; text?: string }>;
-    return { isError: r.isError === true, text: content.map((c) => c.text ?? '').join('\n') };
-  } finally {
-    await client.close();
-  }
-}
-
-function consentUrlIn(text: string): string {
-  const m = /(https?:\/\/\S+\/api\/oauth\/consent\/puf_[A-Za-z0-9_-]{32})/.exec(text);
-  if (!m?.[1]) throw new Error(`no consent URL in: ${text}`);
-  return m[1];
-}
-
-const flowIdOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
-
-async function page(url: string): Promise<{ status: number; headers: Headers; body: string }> {
-  const res = await fetch(url, { redirect: 'manual' });
-  return { status: res.status, headers: res.headers, body: await res.text() };
-}
+const execute = (vk: string, name: string, headers: Record<string, string> = {}) => executeAs(gw, vk, name, headers);
+/** One tool call through /mcp with the MCP SDK client as a virtual key. */
+const callTool = (vk: string, name: string, headers: Record<string, string> = {}) => callToolOn(gw, vk, name, headers);
 
 /** The browser's path: consent page → authorize (302 upstream) → sign-in → the gateway's callback URL. */
 async function consentThroughUpstream(consentUrl: string): Promise<string> {
@@ -144,7 +65,7 @@ async function consentThroughUpstream(consentUrl: string): Promise<string> {
   const start = await fetch(`${consentUrl}/authorize`, { redirect: 'manual' });
   expect(start.status).toBe(302);
   const location = start.headers.get('location') ?? '';
-  expect(location.startsWith(oauth.url)).toBe(true);
+  expect(location.startsWith(env.oauth.url)).toBe(true);
   const authorize = new URL(location);
   expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
   expect(authorize.searchParams.get('redirect_uri')).toBe(`${gw.url}/api/oauth/callback`);
@@ -156,7 +77,7 @@ describe('per-user OAuth through /mcp', () => {
   let callbackA = '';
 
   it('a first call gets the consent link in the error; nothing reaches the upstream tool', async () => {
-    const before = upstream.calls.length;
+    const before = env.upstream.calls.length;
     // No caller has authorized yet, so nothing lists this client's tools: the call still reaches the binding.
     const r = await callTool(keys['tenant_a']!.value, 'notes-whoami');
     expect(r.isError).toBe(true);
@@ -165,7 +86,7 @@ describe('per-user OAuth through /mcp', () => {
     expect(consentA.startsWith(`${gw.url}/api/oauth/consent/`)).toBe(true);
     // Calling again (here through /v1/mcp/tool/execute) reuses the live flow: the same link.
     expect(consentUrlIn((await execute(keys['tenant_a']!.value, 'notes-whoami')).text)).toBe(consentA);
-    expect(upstream.calls.length).toBe(before);
+    expect(env.upstream.calls.length).toBe(before);
 
     const detail = await send('GET', `/api/oauth/per-user/flows/${flowIdOf(consentA)}`);
     expect(detail.status).toBe(200);
@@ -202,8 +123,8 @@ describe('per-user OAuth through /mcp', () => {
     const r = await execute(keys['tenant_a']!.value, 'notes-whoami');
     expect(r.isError, r.text).toBe(false);
     const token = r.text.trim();
-    expect(await oauth.verifyAccessToken(token)).toMatchObject({ accountId: 'test-user' });
-    const last = upstream.calls.at(-1);
+    expect(await env.oauth.verifyAccessToken(token)).toMatchObject({ accountId: 'test-user' });
+    const last = env.upstream.calls.at(-1);
     expect(last?.tool).toBe('whoami');
     expect(bearerOf(last?.headers.authorization)).toBe(token);
     // Through /mcp with the MCP SDK client: the same caller, the same token.
@@ -216,10 +137,10 @@ describe('per-user OAuth through /mcp', () => {
   });
 
   it('the second key still needs its own consent (the tool error on /mcp), then uses a different token', async () => {
-    const before = upstream.calls.length;
+    const before = env.upstream.calls.length;
     const r = await callTool(keys['tenant_b']!.value, 'notes-whoami');
     expect(r.isError).toBe(true);
-    expect(upstream.calls.length).toBe(before);
+    expect(env.upstream.calls.length).toBe(before);
     const consentB = consentUrlIn(r.text);
     expect(consentB).not.toBe(consentA);
     await page(await consentThroughUpstream(consentB));
@@ -319,12 +240,12 @@ describe('flow lifecycle', () => {
       user_id: 'says-no',
     });
     const url = String(r.body['consent_url']);
-    oauth.setDeny(true);
+    env.oauth.setDeny(true);
     let callback: string;
     try {
       callback = await consentThroughUpstream(url);
     } finally {
-      oauth.setDeny(false);
+      env.oauth.setDeny(false);
     }
     expect(new URL(callback).searchParams.get('error')).toBe('access_denied');
     expect((await page(callback)).status).toBe(400);

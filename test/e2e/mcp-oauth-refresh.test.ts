@@ -3,47 +3,37 @@
 // refresh (paused while the client is disabled), a token that cannot be refreshed (the tools say to delete the
 // config and create the client again), the gateway starting the authorization of config.json clients itself once
 // mcp_external_client_url is set, and no OAuth at all without GATEWAY_ENCRYPTION_KEY.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../gateway/src/crypto/secretbox.ts';
 import type { OAuthWorker } from '../../gateway/src/mcp/oauth/worker.ts';
 import { NEEDS_EXTERNAL_URL } from '../../gateway/src/mcp/oauth/worker.ts';
-import {
-  authorizeInBrowserless,
-  type OAuthProtectedMcpServer,
-  type OAuthServer,
-  startOAuthProtectedMcpServer,
-  startOAuthServer,
-} from '../fakes/oauth-server.ts';
+import { authorizeInBrowserless } from '../fakes/oauth-server.ts';
 import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
-import { sleep, waitFor } from '../harness/wait.ts';
+import { sleep } from '../harness/wait.ts';
+import { createVk } from './governance-helpers.ts';
+import {
+  callTool,
+  LOOPBACK_MCP,
+  type OAuthUpstream,
+  oauthClient,
+  send,
+  startMcpGateway,
+  startOAuthUpstream,
+  untilConnected,
+} from './mcp-helpers.ts';
 
-type Json = Record<string, unknown>;
 const ENCRYPTION_KEY = 'server-level-oauth-refresh-key';
 const box = createSecretBox(ENCRYPTION_KEY);
 const TTL_S = 4;
 
-let oauth: OAuthServer;
-let upstream: OAuthProtectedMcpServer;
+let env: OAuthUpstream;
 
 beforeAll(async () => {
-  oauth = await startOAuthServer({ accessTokenTtl: TTL_S });
-  upstream = await startOAuthProtectedMcpServer(oauth, {
-    transport: 'http',
-    tools: [{ name: 'whoami', handler: (_a, ctx) => String(ctx.headers.authorization ?? '').slice(7) }],
-  });
+  env = await startOAuthUpstream({ accessTokenTtl: TTL_S });
 });
 afterAll(async () => {
-  await upstream?.close();
-  await oauth?.close();
+  await env?.close();
 });
-
-async function send(gw: TestGateway, method: string, path: string, body?: unknown) {
-  const res = await gw.admin(path, body === undefined ? { method } : { method, body });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
 
 /** The OAuth part's background worker (driven by hand here so a pass happens exactly when the test says). */
 function workerOf(gw: TestGateway): OAuthWorker {
@@ -73,63 +63,43 @@ describe('server-level OAuth: refresh', () => {
   let configId = '';
 
   beforeAll(async () => {
-    gw = await startTestGateway({
-      config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } },
-      encryptionKey: ENCRYPTION_KEY,
-    });
-    const created = await send(gw, 'POST', '/api/mcp/client', {
-      name: 'short',
-      connection_type: 'http',
-      connection_string: upstream.url,
-      auth_type: 'oauth',
-      oauth_config: { server_url: oauth.url, scopes: ['tools:read'] },
-    });
+    gw = await startMcpGateway({ encryptionKey: ENCRYPTION_KEY });
+    const created = await send(
+      gw,
+      'POST',
+      '/api/mcp/client',
+      oauthClient('short', env.upstream.url, 'oauth', { server_url: env.oauth.url, scopes: ['tools:read'] }),
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     id = String(created.body['mcp_client_id']);
     configId = String(created.body['oauth_config_id']);
     const done = await fetch(await authorizeInBrowserless(String(created.body['authorize_url'])));
     expect(done.status).toBe(200);
-    const key = await send(gw, 'POST', '/api/governance/virtual-keys', {
-      name: 'caller',
-      mcp_configs: [{ mcp_client_name: 'short', tools_to_execute: ['*'] }],
-    });
-    expect(key.status, JSON.stringify(key.body)).toBe(201);
-    vk = String(key.body['value']);
+    vk = (await createVk(gw, { name: 'caller', mcp_configs: [{ mcp_client_name: 'short', tools_to_execute: ['*'] }] }))
+      .value;
   });
   afterAll(async () => {
     await gw?.close();
   });
 
-  async function callWhoami(): Promise<{ isError: boolean; text: string }> {
-    const client = new Client({ name: 'refresh-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { 'x-gateway-vk': vk } } }),
-    );
-    try {
-      const r = await client.callTool({ name: 'short-whoami', arguments: {} });
-      const content = (r.content ?? []) as Array<{ text?: string }>;
-      return { isError: r.isError === true, text: content.map((c) => c.text ?? '').join('\n') };
-    } finally {
-      await client.close();
-    }
-  }
+  const callWhoami = () => callTool(gw, vk, 'short-whoami');
 
   it('background refresh is paused while the client is disabled', async () => {
     const disabled = await send(gw, 'PUT', `/api/mcp/client/${id}`, { disabled: true });
     expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
-    const before = oauth.refreshRequests();
+    const before = env.oauth.refreshRequests();
     await sleep(TTL_S * 1000 + 500);
     await workerOf(gw).tick();
-    expect(oauth.refreshRequests()).toBe(before);
+    expect(env.oauth.refreshRequests()).toBe(before);
     expect((await token(gw, configId))?.refreshedAt).toBeNull();
   });
 
   it('an expired token is refreshed inline on use; the refresh token rotates', async () => {
     const old = await token(gw, configId);
-    expect(await oauth.verifyAccessToken(old?.access ?? '')).toBeUndefined();
-    const before = oauth.refreshRequests();
+    expect(await env.oauth.verifyAccessToken(old?.access ?? '')).toBeUndefined();
+    const before = env.oauth.refreshRequests();
     expect((await send(gw, 'PUT', `/api/mcp/client/${id}`, { disabled: false })).status).toBe(200);
-    await waitFor(() => gw.rt.mcp.connections.state(id).state === 'connected', 10_000, 'reconnected');
+    await untilConnected(gw, id, 'reconnected');
     const r = await callWhoami();
     expect(r.isError, r.text).toBe(false);
     const now = await token(gw, configId);
@@ -137,24 +107,24 @@ describe('server-level OAuth: refresh', () => {
     expect(now?.access).not.toBe(old?.access);
     expect(now?.refresh).not.toBe(old?.refresh);
     expect(now?.refreshedAt).not.toBeNull();
-    expect(oauth.refreshRequests()).toBeGreaterThan(before);
-    expect(await oauth.verifyAccessToken(r.text)).toBeDefined();
+    expect(env.oauth.refreshRequests()).toBeGreaterThan(before);
+    expect(await env.oauth.verifyAccessToken(r.text)).toBeDefined();
   });
 
   it('the background worker refreshes a token in the last half of its life, before it expires', async () => {
     const old = await token(gw, configId);
-    const before = oauth.refreshRequests();
+    const before = env.oauth.refreshRequests();
     await sleep((TTL_S * 1000) / 2 + 300);
     await workerOf(gw).tick();
     const now = await token(gw, configId);
-    expect(oauth.refreshRequests()).toBeGreaterThan(before);
+    expect(env.oauth.refreshRequests()).toBeGreaterThan(before);
     expect(now?.access).not.toBe(old?.access);
     // The old one had not expired yet when it was replaced: the new one is live.
-    expect(await oauth.verifyAccessToken(now?.access ?? '')).toBeDefined();
+    expect(await env.oauth.verifyAccessToken(now?.access ?? '')).toBeDefined();
   });
 
   it('a token that cannot be refreshed makes the tools say to delete the config and create the client again', async () => {
-    await oauth.revokeAllGrants();
+    await env.oauth.revokeAllGrants();
     await sleep(TTL_S * 1000 + 300);
     const r = await callWhoami();
     expect(r.isError).toBe(true);
@@ -170,15 +140,9 @@ describe('server-level OAuth: clients without an admin request', () => {
     const gw = await startTestGateway({
       config: {
         mcp: {
-          allowed_private_networks: ['127.0.0.0/8'],
+          ...LOOPBACK_MCP,
           client_configs: [
-            {
-              name: 'from_file',
-              connection_type: 'http',
-              connection_string: upstream.url,
-              auth_type: 'oauth',
-              oauth_config: { server_url: oauth.url, scopes: ['tools:read'] },
-            },
+            oauthClient('from_file', env.upstream.url, 'oauth', { server_url: env.oauth.url, scopes: ['tools:read'] }),
           ],
         },
       },
@@ -223,7 +187,7 @@ describe('server-level OAuth: clients without an admin request', () => {
       expect(done.status).toBe(200);
       status = await send(gw, 'GET', `/api/oauth/config/${configId}/status`);
       expect(status.body).toMatchObject({ status: 'authorized', token_id: expect.any(String) });
-      await waitFor(() => gw.rt.mcp.connections.state(rows[0]!.id).state === 'connected', 10_000, 'connected');
+      await untilConnected(gw, rows[0]!.id, 'connected');
     } finally {
       await gw.close();
     }
@@ -232,16 +196,15 @@ describe('server-level OAuth: clients without an admin request', () => {
 
 describe('server-level OAuth: no encryption key', () => {
   it('without GATEWAY_ENCRYPTION_KEY, OAuth clients are refused (tokens are only stored encrypted); nothing is stored', async () => {
-    const gw = await startTestGateway({ config: { mcp: { allowed_private_networks: ['127.0.0.0/8'] } } });
+    const gw = await startMcpGateway();
     try {
-      for (const auth_type of ['oauth', 'per_user_oauth']) {
-        const r = await send(gw, 'POST', '/api/mcp/client', {
-          name: `no_key_${auth_type}`,
-          connection_type: 'http',
-          connection_string: upstream.url,
-          auth_type,
-          oauth_config: { server_url: oauth.url },
-        });
+      for (const auth_type of ['oauth', 'per_user_oauth'] as const) {
+        const r = await send(
+          gw,
+          'POST',
+          '/api/mcp/client',
+          oauthClient(`no_key_${auth_type}`, env.upstream.url, auth_type, { server_url: env.oauth.url }),
+        );
         expect(r.status, JSON.stringify(r.body)).toBe(400);
         expect(JSON.stringify(r.body)).toContain('GATEWAY_ENCRYPTION_KEY');
       }

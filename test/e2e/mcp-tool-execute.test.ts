@@ -1,21 +1,24 @@
 // POST /v1/mcp/tool/execute on a real gateway (Postgres + Redis) with MCP SDK tool servers: one tool call run
 // explicitly in the chat and the Responses shapes through the openai SDK's raw request, by a virtual key (its
 // mcp_configs decide) or the admin key (the clients' ceilings), and every refusal in the envelope with nothing
-// sent upstream.
+// sent env.upstream.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
-import {
-  authorizeInBrowserless,
-  type OAuthProtectedMcpServer,
-  type OAuthServer,
-  startOAuthProtectedMcpServer,
-  startOAuthServer,
-} from '../fakes/oauth-server.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { ADMIN_KEY, INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { ADMIN_KEY, INFERENCE_TOKEN, type TestGateway } from '../harness/gateway.ts';
 import { waitFor } from '../harness/wait.ts';
-import { adminJson, createVk, expectEnvelope, type Json, pc } from './governance-helpers.ts';
+import { createVk, expectEnvelope, type Json, pc } from './governance-helpers.ts';
+import {
+  addMcpClient,
+  addPerUserClient,
+  completeConsent,
+  type OAuthUpstream,
+  openaiProvider,
+  startFilesServer,
+  startMcpGateway,
+  startOAuthUpstream,
+} from './mcp-helpers.ts';
 
 let gw: TestGateway;
 let openai: OpenAIFake;
@@ -27,43 +30,19 @@ let keyNoMcp: { id: string; value: string };
 
 beforeAll(async () => {
   [files, flaky] = await Promise.all([
-    startMcpToolServer({
-      transport: 'http',
-      tools: [
-        echoTool('read'),
-        echoTool('write'),
-        echoTool('delete'),
-        {
-          name: 'fail',
-          handler: () => {
-            throw new Error('disk on fire');
-          },
-        },
-      ],
-    }),
+    startFilesServer(),
     startMcpToolServer({ transport: 'sse', tools: [echoTool('ping')] }),
   ]);
   openai = await createOpenAIFake().start();
-  gw = await startTestGateway({
-    config: {
-      providers: {
-        openai: {
-          network_config: { base_url: openai.url, max_retries: 0 },
-          keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaa', models: ['*'] }],
-        },
-      },
-      mcp: { allowed_private_networks: ['127.0.0.0/8'] },
-    },
-    // OAuth tokens are stored sealed.
-    encryptionKey: 'mcp-tool-execute-test-key',
-  });
-  await addClient({
+  // OAuth tokens are stored sealed.
+  gw = await startMcpGateway({ providers: openaiProvider(openai.url), encryptionKey: 'mcp-tool-execute-test-key' });
+  await addMcpClient(gw, {
     name: 'files',
     connection_type: 'http',
     connection_string: files.url,
     tools_to_execute: ['read', 'write', 'fail'],
   });
-  await addClient({ name: 'flaky', connection_type: 'sse', connection_string: flaky.url });
+  await addMcpClient(gw, { name: 'flaky', connection_type: 'sse', connection_string: flaky.url });
   key = await createVk(gw, {
     provider_configs: [pc('openai')],
     mcp_configs: [{ mcp_client_name: 'files', tools_to_execute: ['read', 'fail'], tools_to_auto_execute: [] }],
@@ -77,16 +56,6 @@ afterAll(async () => {
 beforeEach(() => {
   files.calls.length = 0;
 });
-
-async function addClient(body: Json): Promise<void> {
-  const created = await adminJson(gw, '/api/mcp/client', 'POST', body);
-  const id = String((created['client'] as Json)['client_id']); // the create answer's client view
-  await waitFor(
-    async () => (await adminJson(gw, `/api/mcp/client/${id}`))['state'] === 'connected',
-    15_000,
-    `MCP client ${String(body['name'])} connected`,
-  );
-}
 
 function sdk(apiKey: string): OpenAI {
   return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
@@ -254,37 +223,19 @@ describe('POST /v1/mcp/tool/execute', () => {
 });
 
 describe('per-user OAuth: explicit and injected calls use the caller’s own token', () => {
-  let oauth: OAuthServer;
-  let upstream: OAuthProtectedMcpServer;
+  let env: OAuthUpstream;
   let owner: { id: string; value: string };
   let other: { id: string; value: string };
 
   beforeAll(async () => {
-    oauth = await startOAuthServer();
-    upstream = await startOAuthProtectedMcpServer(oauth, {
-      transport: 'http',
-      tools: [
-        {
-          name: 'whoami',
-          description: 'the bearer token it was called with',
-          handler: (_args, ctx) => String(ctx.headers.authorization ?? '').replace(/^Bearer\s+/i, ''),
-        },
-      ],
-    });
-    await adminJson(gw, '/api/mcp/client', 'POST', {
-      name: 'notes',
-      connection_type: 'http',
-      connection_string: upstream.url,
-      auth_type: 'per_user_oauth',
-      oauth_config: { server_url: oauth.url, flow_mode: 'vk', scopes: ['tools:read'] },
-    });
+    env = await startOAuthUpstream();
+    await addPerUserClient(gw, env, 'notes', { flow_mode: 'vk' });
     const grant = { mcp_client_name: 'notes', tools_to_execute: ['*'], tools_to_auto_execute: ['*'] };
     owner = await createVk(gw, { provider_configs: [pc('openai')], mcp_configs: [grant] });
     other = await createVk(gw, { provider_configs: [pc('openai')], mcp_configs: [grant] });
   });
   afterAll(async () => {
-    await upstream?.close();
-    await oauth?.close();
+    await env?.close();
   });
 
   /** The last message of the fake model's `i`-th request (the fake records parsed JSON bodies). */
@@ -303,7 +254,7 @@ describe('per-user OAuth: explicit and injected calls use the caller’s own tok
     const err = r.body['error'] as Json; // the envelope's error object
     expect(err['code']).toBe('oauth_authorization_required');
     expect(consentIn(String(err['message'])).startsWith(`${gw.url}/api/oauth/consent/`)).toBe(true);
-    expect(upstream.calls).toHaveLength(0);
+    expect(env.upstream.calls).toHaveLength(0);
     // The admin key has no virtual key to bind a vk-mode token to: 400 saying so.
     const admin = await refused(ADMIN_KEY, chatCall('notes-whoami', '{}'));
     expect(expectEnvelope(admin, 400, 'invalid_request')).toContain('call it with a virtual key');
@@ -312,14 +263,11 @@ describe('per-user OAuth: explicit and injected calls use the caller’s own tok
   it('after the consent, execute runs with the key’s token; injection auto-executes with it too', async () => {
     const r = await refused(owner.value, chatCall('notes-whoami', '{}'));
     const consent = consentIn(String((r.body['error'] as Json)['message'])); // the envelope's error object
-    const start = await fetch(`${consent}/authorize`, { redirect: 'manual' });
-    expect(start.status).toBe(302);
-    const callback = await authorizeInBrowserless(start.headers.get('location') ?? '');
-    expect((await fetch(callback)).status).toBe(200);
+    await completeConsent(consent);
 
     const out = await execute(owner.value, chatCall('notes-whoami', '{}'));
     const token = String(out['content']);
-    expect(await oauth.verifyAccessToken(token)).toMatchObject({ accountId: 'test-user' });
+    expect(await env.oauth.verifyAccessToken(token)).toMatchObject({ accountId: 'test-user' });
 
     // The client's tools are now listed (through this key's session): injected for both keys.
     await waitFor(() => gw.rt.mcp.connections.tools().some((t) => t.qualifiedName === 'notes-whoami'), 10_000);
@@ -334,7 +282,7 @@ describe('per-user OAuth: explicit and injected calls use the caller’s own tok
 
     // The other key has no token of its own: the model reads the consent link as the tool's result.
     openai.reset();
-    const calls = upstream.calls.length;
+    const calls = env.upstream.calls.length;
     await sdk(other.value).chat.completions.create({
       model: 'openai/gpt-4o-mini',
       messages: [{ role: 'user', content: 'who am I' }],
@@ -342,6 +290,6 @@ describe('per-user OAuth: explicit and injected calls use the caller’s own tok
     const result = String(lastMessage(1)?.['content']);
     expect(result).toMatch(/^Error: MCP client notes needs authorization/);
     expect(consentIn(result)).not.toBe(consent);
-    expect(upstream.calls).toHaveLength(calls);
+    expect(env.upstream.calls).toHaveLength(calls);
   });
 });

@@ -5,18 +5,11 @@
 // pending authorization and the URL to open.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpClientAt, type OAuthUpstream, startOAuthUpstream } from '../e2e/mcp-helpers.ts';
 import { echoTool, type McpToolServer, startMcpToolServer } from '../fakes/mcp-servers.ts';
-import {
-  authorizeInBrowserless,
-  type OAuthProtectedMcpServer,
-  type OAuthServer,
-  startOAuthProtectedMcpServer,
-  startOAuthServer,
-} from '../fakes/oauth-server.ts';
+import { authorizeInBrowserless } from '../fakes/oauth-server.ts';
 import { type GatewayProcess, startGatewayProcess } from '../harness/gateway-process.ts';
 import type { ToolResult } from '../harness/kube-tools.ts';
 import {
@@ -151,18 +144,17 @@ const secret = (name: string, data: Record<string, string>) => ({
   stringData: data,
 });
 
-const headersClient = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
+/** An MCPClient resource over streamable HTTP to `url` with this auth type and the rest of its spec. */
+const mcpClient = (name: string, url: string, authType: string, spec: Record<string, unknown>) => ({
   apiVersion: API,
   kind: 'MCPClient',
   metadata: meta(name),
-  spec: {
-    connectionType: 'http',
-    connectionString: url,
-    authType: 'headers',
-    headersFrom: { secretRef: { name: `${name}-headers` } },
-    ...extra,
-  },
+  spec: { connectionType: 'http', connectionString: url, authType, ...spec },
 });
+
+/** An MCPClient whose headers come from the Secret `<name>-headers`. */
+const headersClient = (name: string, url: string, extra: Record<string, unknown> = {}) =>
+  mcpClient(name, url, 'headers', { headersFrom: { secretRef: { name: `${name}-headers` } }, ...extra });
 
 const MCPC = 'mcpclients.modelgateway.io';
 const VKS = 'virtualkeys.modelgateway.io';
@@ -223,12 +215,7 @@ describe('MCPClient with static headers', () => {
 
   it('the VirtualKey that waited for the client is Ready and calls its tool through /mcp', async () => {
     await until(VKS, 'tools-user', { status: 'True' });
-    const client = new Client({ name: 'e2e', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
-        requestInit: { headers: { 'x-gateway-vk': VK_VALUE } },
-      }),
-    );
+    const client = await mcpClientAt(gw.url, { 'x-gateway-vk': VK_VALUE });
     try {
       const listed = await client.listTools();
       expect(listed.tools.map((t) => t.name)).toEqual(['github_tools-search']);
@@ -299,50 +286,36 @@ describe('MCPClient with static headers', () => {
 });
 
 describe('MCPClient with server-level OAuth', () => {
-  let oauth: OAuthServer;
-  let protectedServer: OAuthProtectedMcpServer;
+  let env: OAuthUpstream;
 
   beforeAll(async () => {
-    oauth = await startOAuthServer({
-      clients: [
-        {
-          client_id: 'gateway',
-          client_secret: 'gateway-secret-0123456789',
-          redirect_uris: [`${EXTERNAL_URL}/api/oauth/callback`],
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'client_secret_post',
-        },
-      ],
-    });
-    protectedServer = await startOAuthProtectedMcpServer(oauth, { transport: 'http', tools: [echoTool('lookup')] });
+    const client = {
+      client_id: 'gateway',
+      client_secret: 'gateway-secret-0123456789',
+      redirect_uris: [`${EXTERNAL_URL}/api/oauth/callback`],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
+    };
+    env = await startOAuthUpstream({ clients: [client] }, [echoTool('lookup')]);
   });
 
   afterAll(async () => {
-    await protectedServer?.close();
-    await oauth?.close();
+    await env?.close();
   });
 
   it('shows oauthStatus pending and the URL to authorize; once authorized, connected and Ready', async () => {
     ok(
       await c.apply('crm', [
         secret('crm-oauth', { 'client-secret': 'gateway-secret-0123456789' }),
-        {
-          apiVersion: API,
-          kind: 'MCPClient',
-          metadata: meta('crm'),
-          spec: {
-            connectionType: 'http',
-            connectionString: protectedServer.url,
-            authType: 'oauth',
-            oauth: {
-              clientId: 'gateway',
-              clientSecretRef: { name: 'crm-oauth', key: 'client-secret' },
-              serverUrl: oauth.url,
-              scopes: ['tools:read'],
-            },
+        mcpClient('crm', env.upstream.url, 'oauth', {
+          oauth: {
+            clientId: 'gateway',
+            clientSecretRef: { name: 'crm-oauth', key: 'client-secret' },
+            serverUrl: env.oauth.url,
+            scopes: ['tools:read'],
           },
-        },
+        }),
       ]),
     );
     const pending = await until(
@@ -358,7 +331,7 @@ describe('MCPClient with server-level OAuth', () => {
     );
     const status = (await statusOf(MCPC, 'crm')) as Status;
     const authorizeUrl = String(status.authorizeUrl);
-    expect(authorizeUrl.startsWith(`${oauth.url}/`)).toBe(true);
+    expect(authorizeUrl.startsWith(`${env.oauth.url}/`)).toBe(true);
     expect(new URL(authorizeUrl).searchParams.get('redirect_uri')).toBe(`${EXTERNAL_URL}/api/oauth/callback`);
     // No secret in the status: not the client secret, and the URL carries none.
     expect(JSON.stringify(status)).not.toContain('gateway-secret-0123456789');
@@ -382,17 +355,9 @@ describe('MCPClient with server-level OAuth', () => {
   it('an OAuth endpoint the SSRF guard refuses is InvalidSpec naming the field', async () => {
     ok(
       await c.apply('private-oauth', [
-        {
-          apiVersion: API,
-          kind: 'MCPClient',
-          metadata: meta('private-oauth'),
-          spec: {
-            connectionType: 'http',
-            connectionString: protectedServer.url,
-            authType: 'oauth',
-            oauth: { clientId: 'gateway', serverUrl: 'http://10.0.0.1/' },
-          },
-        },
+        mcpClient('private-oauth', env.upstream.url, 'oauth', {
+          oauth: { clientId: 'gateway', serverUrl: 'http://10.0.0.1/' },
+        }),
       ]),
     );
     const s = await until(MCPC, 'private-oauth', { status: 'False', reason: 'InvalidSpec' });
@@ -406,17 +371,9 @@ describe('MCPClient with server-level OAuth', () => {
   it('per_user_oauth: Ready once synced, with its flow mode; each caller authorizes for itself', async () => {
     ok(
       await c.apply('mail', [
-        {
-          apiVersion: API,
-          kind: 'MCPClient',
-          metadata: meta('mail'),
-          spec: {
-            connectionType: 'http',
-            connectionString: protectedServer.url,
-            authType: 'per_user_oauth',
-            oauth: { serverUrl: oauth.url, scopes: ['tools:read'], flowMode: 'user' },
-          },
-        },
+        mcpClient('mail', env.upstream.url, 'per_user_oauth', {
+          oauth: { serverUrl: env.oauth.url, scopes: ['tools:read'], flowMode: 'user' },
+        }),
       ]),
     );
     const s = await until(MCPC, 'mail', { status: 'True' }, { oauthStatus: 'authorized' });

@@ -13,6 +13,7 @@ import { type ConnectionOptions, McpConnectionManager } from '../../src/mcp/conn
 import type { McpDeps } from '../../src/mcp/index.ts';
 import { McpAuthError, type McpClientRecord, type McpCredentials, type TokenBinding } from '../../src/mcp/types.ts';
 import type { State } from '../../src/state/index.ts';
+import { mcpClient } from './helpers.ts';
 
 class FakeSnapshot {
   mcpClients = new Map<string, McpClientRecord>();
@@ -51,22 +52,7 @@ const deps = (credentials: McpCredentials, options: Partial<ConnectionOptions> =
     options: { backoff: { baseMs: 50, maxMs: 200, jitter: 0.1 }, ...options },
   }) satisfies McpDeps & { credentials: McpCredentials; options: Partial<ConnectionOptions> };
 
-const record = (over: Partial<McpClientRecord>): McpClientRecord => ({
-  id: 'c1',
-  name: 'tools',
-  connection_type: 'http',
-  connection_string: 'http://127.0.0.1:1/mcp',
-  auth_type: 'none',
-  headers: {},
-  oauth_config_id: null,
-  flow_mode: null,
-  tools_to_execute: ['*'],
-  tools_to_auto_execute: ['*'],
-  tool_pricing: {},
-  is_ping_available: true,
-  disabled: false,
-  ...over,
-});
+const record = (over: Partial<McpClientRecord>): McpClientRecord => mcpClient({ name: 'tools', ...over });
 
 /** Credentials as the OAuth part supplies them: a bearer per binding; `refuse` bindings get an McpAuthError. */
 const perBinding = (refuse = new Set<string>()): McpCredentials => ({
@@ -102,6 +88,15 @@ afterAll(async () => {
 });
 
 const vk = (id: string): TokenBinding => ({ kind: 'vk', id });
+
+/** A manager with these options following one client (c1) on the test server; the client, once connected. */
+async function connectedClient(options: Partial<ConnectionOptions> = {}): Promise<McpClientRecord> {
+  const c = record({ connection_string: server.url });
+  snapshot.set(c);
+  manager = new McpConnectionManager(deps(perBinding(), options));
+  await waitFor(() => manager?.state('c1').state === 'connected', 5_000, 'connected');
+  return c;
+}
 
 describe('McpConnectionManager', () => {
   it('with no MCP client: no timer, no agent, no tools', async () => {
@@ -173,11 +168,8 @@ describe('McpConnectionManager', () => {
   });
 
   it('a call past its deadline fails with a clear message; a caller abort stops it', async () => {
-    const c = record({ connection_string: server.url });
-    snapshot.set(c);
-    manager = new McpConnectionManager(deps(perBinding(), { callTimeoutMs: 200 }));
-    await waitFor(() => manager?.state('c1').state === 'connected', 5_000, 'connected');
-    await expect(manager.call(c, 'sleepy', {}, { binding: { kind: 'server' } })).rejects.toThrow(
+    const c = await connectedClient({ callTimeoutMs: 200 });
+    await expect(manager!.call(c, 'sleepy', {}, { binding: { kind: 'server' } })).rejects.toThrow(
       /MCP tool tools-sleepy failed: .*timed out/i,
     );
     const ctrl = new AbortController();
@@ -194,11 +186,8 @@ describe('McpConnectionManager', () => {
   });
 
   it('a result over maxResultBytes is refused', async () => {
-    const c = record({ connection_string: server.url });
-    snapshot.set(c);
-    manager = new McpConnectionManager(deps(perBinding(), { maxResultBytes: 10_000 }));
-    await waitFor(() => manager?.state('c1').state === 'connected', 5_000, 'connected');
-    await expect(manager.call(c, 'huge', {}, { binding: { kind: 'server' } })).rejects.toThrow(
+    const c = await connectedClient({ maxResultBytes: 10_000 });
+    await expect(manager!.call(c, 'huge', {}, { binding: { kind: 'server' } })).rejects.toThrow(
       /over the limit of 10000/,
     );
   });

@@ -5,42 +5,13 @@ import type { VirtualKey } from '../../src/governance/model.ts';
 import type { Principal } from '../../src/http/auth.ts';
 import { bindingFor, originOf, resolveBinding } from '../../src/mcp/binding.ts';
 import type { McpClientRecord } from '../../src/mcp/types.ts';
+import { mcpClient, virtualKey } from './helpers.ts';
 
-function vk(id: string, name = `key-${id}`): VirtualKey {
-  return {
-    id,
-    name,
-    is_active: true,
-    expires_at_ms: null,
-    calendar_aligned: false,
-    rate_limit: null,
-    allowed_extra_headers: [],
-    mcp_configs: [],
-    team_id: null,
-    customer_id: null,
-    provider_configs: [],
-    budgets: [],
-  };
-}
+const vk = (id: string, name = `key-${id}`): VirtualKey => virtualKey({ id, name });
 
-function client(over: Partial<McpClientRecord> = {}): McpClientRecord {
-  return {
-    id: 'c1',
-    name: 'notes',
-    connection_type: 'http',
-    connection_string: 'http://127.0.0.1:1/mcp',
-    auth_type: 'per_user_oauth',
-    headers: {},
-    oauth_config_id: 'cfg1',
-    flow_mode: 'vk',
-    tools_to_execute: ['*'],
-    tools_to_auto_execute: ['*'],
-    tool_pricing: {},
-    is_ping_available: true,
-    disabled: false,
-    ...over,
-  };
-}
+/** A per_user_oauth client binding to the calling virtual key. */
+const client = (over: Partial<McpClientRecord> = {}): McpClientRecord =>
+  mcpClient({ name: 'notes', auth_type: 'per_user_oauth', oauth_config_id: 'cfg1', flow_mode: 'vk', ...over });
 
 const A: Principal = { kind: 'virtual_key', vk: vk('vk-a', 'tenant-a') };
 const B: Principal = { kind: 'virtual_key', vk: vk('vk-b', 'tenant-b') };

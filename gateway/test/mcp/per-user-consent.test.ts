@@ -9,6 +9,7 @@ import { flowBinding, flowIdentity } from '../../src/mcp/oauth/per-user/index.ts
 import type { McpClientRecord } from '../../src/mcp/types.ts';
 import { StateError } from '../../src/state/errors.ts';
 import type { FlowRecord } from '../../src/state/services/oauth/per-user-flows.ts';
+import { mcpClient, virtualKey } from './helpers.ts';
 
 function flow(over: Partial<FlowRecord> = {}): FlowRecord {
   return {
@@ -29,37 +30,11 @@ function flow(over: Partial<FlowRecord> = {}): FlowRecord {
   };
 }
 
-const key = (id: string): VirtualKey => ({
-  id,
-  name: `key-${id}`,
-  is_active: true,
-  expires_at_ms: null,
-  calendar_aligned: false,
-  rate_limit: null,
-  allowed_extra_headers: [],
-  mcp_configs: [],
-  team_id: null,
-  customer_id: null,
-  provider_configs: [],
-  budgets: [],
-});
+const key = (id: string): VirtualKey => virtualKey({ id, name: `key-${id}` });
 
-const client = (over: Partial<McpClientRecord> = {}): McpClientRecord => ({
-  id: 'c1',
-  name: 'notes',
-  connection_type: 'http',
-  connection_string: 'http://127.0.0.1:1/mcp',
-  auth_type: 'per_user_oauth',
-  headers: {},
-  oauth_config_id: 'cfg',
-  flow_mode: 'user',
-  tools_to_execute: ['*'],
-  tools_to_auto_execute: ['*'],
-  tool_pricing: {},
-  is_ping_available: true,
-  disabled: false,
-  ...over,
-});
+/** A per_user_oauth client binding per user. */
+const client = (over: Partial<McpClientRecord> = {}): McpClientRecord =>
+  mcpClient({ name: 'notes', auth_type: 'per_user_oauth', oauth_config_id: 'cfg', flow_mode: 'user', ...over });
 
 describe('consent page', () => {
   it('a pending flow names the client and identity and links to its authorize step', () => {

@@ -1,5 +1,7 @@
-// Server-sent events parsed incrementally from a byte stream: nothing is collected beyond one event, and one
-// event is bounded (network_config.max_response_size_mb): a stream that never ends its line cannot fill memory.
+// Server-sent events parsed incrementally from a byte stream (eventsource-parser: `\n`, `\r\n` and bare `\r`
+// line ends, as the SSE spec allows): nothing is collected beyond one event, and one event is bounded
+// (network_config.max_response_size_mb): a stream that never ends its line cannot fill memory.
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { isRecord } from '../../util/records.ts';
 import { ProviderError, responseTooLarge } from '../errors.ts';
 
@@ -8,100 +10,61 @@ export interface SseEvent {
   data: string;
 }
 
-const CR = 13;
-const COLON = 58;
-const SPACE = 32;
-
-/**
- * Turns bytes into the events they complete, synchronously, so a stream's reader can handle the events of a
- * chunk in one step. Lines end at `\n` (a `\r` before it is dropped); `:` starts a comment; an empty line ends
- * an event; `data` lines join with `\n`; `event` names the event; other fields are ignored.
- */
 /** A body that says how much of it a reader may hold at once (UpstreamBodyQueue does). */
 export type BoundedBody = AsyncIterable<Uint8Array> & { readonly maxBytes?: number };
 
+/**
+ * Turns bytes into the events they complete, synchronously, so a stream's reader can handle the events of a
+ * chunk in one step. `:` starts a comment; an empty line ends an event; `data` lines join with `\n`; `event`
+ * names the event (an empty name is none); `id`, `retry` and unknown fields are ignored.
+ */
 export class SseDecoder {
   private readonly decoder = new TextDecoder();
   /** Characters one event may take, its unfinished line included; more throws ProviderError `response_too_large`. */
   private readonly maxEventChars: number;
-  private dataChars = 0;
-  /** The unfinished last line. */
-  private rest = '';
-  private event: string | undefined;
-  private data: string[] = [];
+  private readonly parser: EventSourceParser;
+  private out: SseEvent[] = [];
+  private overflow = false;
 
   constructor(maxEventChars = Number.POSITIVE_INFINITY) {
     this.maxEventChars = maxEventChars;
+    this.parser = createParser({
+      // The parser bounds what it buffers (unfinished line + data lines) but hands over an event that arrives
+      // whole in one chunk without that check, hence the length test here.
+      onEvent: (e) => {
+        if (e.data.length > this.maxEventChars) this.overflow = true;
+        else this.out.push({ event: e.event, data: e.data });
+      },
+      onError: (e) => {
+        if (e.type === 'max-buffer-size-exceeded') this.overflow = true;
+      },
+      ...(Number.isFinite(maxEventChars) ? { maxBufferSize: maxEventChars } : {}),
+    });
   }
 
   /** The events completed by this chunk (often none or one). */
   push(chunk: Uint8Array): SseEvent[] {
-    const out: SseEvent[] = [];
-    this.lines(this.rest + this.decoder.decode(chunk, { stream: true }), out);
-    if (this.rest.length + this.dataChars > this.maxEventChars) throw this.tooLarge();
-    return out;
+    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+    return this.take();
   }
 
   /** At the end of the body: the events still pending, including a last `data:` line without its newline. */
   finish(): SseEvent[] {
-    const out: SseEvent[] = [];
-    this.lines(this.rest + this.decoder.decode(), out);
-    const last = this.rest;
-    this.rest = '';
-    if (last.startsWith('data:')) this.data.push(last.slice(5).trimStart());
-    this.dispatch(out);
+    // Two line ends: one ends an unfinished line, the next dispatches what is pending (as the old decoder did).
+    this.parser.feed(`${this.decoder.decode()}\n\n`);
+    return this.take();
+  }
+
+  private take(): SseEvent[] {
+    if (this.overflow) {
+      this.overflow = false;
+      this.out = [];
+      this.parser.reset();
+      throw responseTooLarge(this.maxEventChars, 'stream event');
+    }
+    const out = this.out;
+    this.out = [];
     return out;
-  }
-
-  private lines(text: string, out: SseEvent[]): void {
-    let start = 0;
-    let nl = text.indexOf('\n');
-    while (nl !== -1) {
-      const end = nl > start && text.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
-      this.line(text, start, end, out);
-      start = nl + 1;
-      nl = text.indexOf('\n', start);
-    }
-    this.rest = start === 0 ? text : text.slice(start);
-  }
-
-  private line(text: string, start: number, end: number, out: SseEvent[]): void {
-    if (start === end) {
-      this.dispatch(out);
-      return;
-    }
-    if (text.charCodeAt(start) === COLON) return;
-    const colon = text.indexOf(':', start);
-    let field: string;
-    let value = '';
-    if (colon === -1 || colon >= end) {
-      field = text.slice(start, end);
-    } else {
-      field = text.slice(start, colon);
-      const from = colon + 1 < end && text.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
-      value = text.slice(from, end);
-    }
-    if (field === 'data') {
-      this.dataChars += value.length;
-      if (this.dataChars > this.maxEventChars) throw this.tooLarge();
-      this.data.push(value);
-    } else if (field === 'event') this.event = value;
-  }
-
-  private tooLarge(): Error {
-    this.data = [];
-    this.rest = '';
-    this.dataChars = 0;
-    return responseTooLarge(this.maxEventChars, 'stream event');
-  }
-
-  private dispatch(out: SseEvent[]): void {
-    if (this.data.length > 0) {
-      out.push({ event: this.event, data: this.data.length === 1 ? this.data[0]! : this.data.join('\n') });
-      this.data = [];
-    }
-    this.dataChars = 0;
-    this.event = undefined;
   }
 }
 

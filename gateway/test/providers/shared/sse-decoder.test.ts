@@ -57,6 +57,45 @@ describe('SseDecoder', () => {
     ]);
   });
 
+  it('ends lines at a bare CR, as the SSE spec allows', () => {
+    expect(decode(['event: a\rdata: 1\rdata: 2\r\r: comment\rdata: 3\r\r'])).toEqual([
+      { event: 'a', data: '1\n2' },
+      { event: undefined, data: '3' },
+    ]);
+  });
+
+  it('takes a CRLF split between chunks as one line end, and a CR at a chunk end as one too', () => {
+    // `\r` | `\n` is one line end (no empty line, so no early event); `\r` | `data` is a bare-CR line end.
+    expect(decode(['data: 1\r', '\ndata: 2\r', '\n\r\n', 'data: 3\r', 'data: 4\r', '\r'])).toEqual([
+      { event: undefined, data: '1\n2' },
+      { event: undefined, data: '3\n4' },
+    ]);
+  });
+
+  it('gives the same events for LF, CRLF and bare-CR streams whatever the chunk boundaries', () => {
+    const lf = 'event: x\ndata: {"t":"é"}\ndata: two\n\n: ping\n\ndata: [DONE]\n\n';
+    const expected = [
+      { event: 'x', data: '{"t":"é"}\ntwo' },
+      { event: undefined, data: '[DONE]' },
+    ];
+    for (const text of [lf, lf.replaceAll('\n', '\r\n'), lf.replaceAll('\n', '\r')]) {
+      const all = bytes(text);
+      expect(decode([all])).toEqual(expected);
+      for (let cut = 1; cut < all.length; cut++) {
+        expect(decode([all.subarray(0, cut), all.subarray(cut)])).toEqual(expected);
+      }
+    }
+  });
+
+  it('an event that arrives whole in one chunk past the bound fails with response_too_large', () => {
+    const d = new SseDecoder(100);
+    expect(() => d.push(bytes(`data: ${'x'.repeat(150)}\n\n`))).toThrow(
+      expect.objectContaining({ kind: 'response_too_large', status: 502 }),
+    );
+    // The decoder starts afresh after the error.
+    expect(d.push(bytes('data: ok\n\n'))).toEqual([{ event: undefined, data: 'ok' }]);
+  });
+
   it('parseSse yields the same events from an async byte stream', async () => {
     async function* body() {
       yield bytes('data: 1\n');

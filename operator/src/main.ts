@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     },
     onStoppedLeading: () => log.info({ identity: env.identity }, 'stopped leading'),
     log,
+    metrics: metrics.leaderElection(env.leaseName),
   });
   await manager.start();
   log.info({ namespace: env.namespace, identity: env.identity }, 'caches synced; campaigning for the lease');

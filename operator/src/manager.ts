@@ -9,7 +9,7 @@ import type { Log } from './controller/log.ts';
 import { WorkQueue } from './controller/queue.ts';
 import { KINDS } from './crds/index.ts';
 import { FINALIZER, type KubeWriter } from './kube/client.ts';
-import type { OperatorMetrics, ReconcileResult } from './metrics.ts';
+import type { OperatorMetrics } from './metrics.ts';
 import { budgetReconciler } from './reconcilers/budget.ts';
 import { dependents, type KindName } from './reconcilers/dependents.ts';
 import { mcpClientReconciler } from './reconcilers/mcp-client.ts';
@@ -80,12 +80,15 @@ export class Manager {
   async lead(signal: AbortSignal): Promise<void> {
     const watch = this.watch;
     if (!watch) throw new Error('Manager.start() must finish before lead()');
-    const queues = new Map<KindName, WorkQueue>(Object.keys(RECONCILERS).map((k) => [k as KindName, new WorkQueue()]));
-    this.queues = queues;
-    this.opts.metrics?.setLeader(true);
-    this.opts.metrics?.setQueueDepths(() =>
-      [...queues.entries()].map(([kind, q]): [string, number] => [kind, q.len()]),
+    const metrics = this.opts.metrics;
+    // Metrics name a controller and its queue after the lower-case kind, as controller-runtime does.
+    const queues = new Map<KindName, WorkQueue>(
+      Object.keys(RECONCILERS).map((k) => [
+        k as KindName,
+        new WorkQueue(metrics ? { metrics: metrics.queue(k.toLowerCase()) } : {}),
+      ]),
     );
+    this.queues = queues;
     const resyncMs = this.opts.resyncMs ?? 60_000;
     const controllers = [...queues.entries()].map(
       ([kind, queue]) =>
@@ -95,8 +98,9 @@ export class Manager {
           workers: this.opts.workers ?? 2,
           resyncMs,
           keys: () => watch.caches[CACHE_OF[kind]].list().map(ownerOf),
-          reconcile: (key) => this.measured(kind, key),
+          reconcile: (key) => this.reconcile(kind, key),
           log: this.opts.log,
+          ...(metrics ? { metrics: metrics.controller(kind.toLowerCase()) } : {}),
         }),
     );
     for (const [kind, queue] of queues) for (const obj of watch.caches[CACHE_OF[kind]].list()) queue.add(ownerOf(obj));
@@ -108,8 +112,6 @@ export class Manager {
       clearInterval(sweep);
       for (const q of queues.values()) q.shutDown();
       if (this.queues === queues) this.queues = undefined;
-      this.opts.metrics?.setLeader(false);
-      this.opts.metrics?.setQueueDepths(() => []);
     }
   }
 
@@ -133,22 +135,10 @@ export class Manager {
     return { namespace: this.opts.namespace, state: this.opts.state, caches, secrets: this.opts.kube };
   }
 
-  private async measured(kind: KindName, key: string): Promise<{ requeueAfterMs?: number } | undefined> {
-    const t0 = performance.now();
-    let result: ReconcileResult = 'error';
-    try {
-      const done = await this.reconcile(kind, key);
-      result = done.result;
-      return done.requeueAfterMs !== undefined ? { requeueAfterMs: done.requeueAfterMs } : undefined;
-    } finally {
-      this.opts.metrics?.observeReconcile(kind, result, (performance.now() - t0) / 1000);
-    }
-  }
-
-  private async reconcile(kind: KindName, key: string): Promise<{ result: ReconcileResult; requeueAfterMs?: number }> {
+  private async reconcile(kind: KindName, key: string): Promise<{ requeueAfterMs?: number } | undefined> {
     const watch = this.watch;
     const obj = watch?.caches[CACHE_OF[kind]].get(splitKey(key).name);
-    if (!watch || !obj) return { result: 'deleted' };
+    if (!watch || !obj) return undefined;
     const ctx = this.context(watch.caches);
     const finalizers = obj.metadata.finalizers ?? [];
     if (isDeleting(obj)) return this.finalize(kind, obj, ctx);
@@ -156,14 +146,11 @@ export class Manager {
       // Added before any row exists, so a delete can never skip the cleanup. The update event brings the
       // object back with the finalizer.
       await this.opts.kube.setFinalizers(PLURAL[kind], obj, [...finalizers, FINALIZER]);
-      return { result: 'not_ready' };
+      return undefined;
     }
     const outcome = await RECONCILERS[kind].apply(obj, ctx);
     await this.report(kind, obj, outcome);
-    return {
-      result: outcome.ready ? 'ready' : 'not_ready',
-      ...(outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : {}),
-    };
+    return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
   }
 
   /** Removes the rows of a deleted resource, then releases its finalizer. */
@@ -171,14 +158,14 @@ export class Manager {
     kind: KindName,
     obj: Resource,
     ctx: ReconcileContext,
-  ): Promise<{ result: ReconcileResult; requeueAfterMs?: number }> {
+  ): Promise<{ requeueAfterMs?: number } | undefined> {
     const finalizers = obj.metadata.finalizers ?? [];
-    if (!finalizers.includes(FINALIZER)) return { result: 'deleted' };
+    if (!finalizers.includes(FINALIZER)) return undefined;
     const cleanup = RECONCILERS[kind].cleanup;
     if (cleanup && !(await cleanup(obj, ctx))) {
       // A Budget waits for its VirtualKey to drop it.
       this.enqueueDependentsOf(kind, obj);
-      return { result: 'not_ready', requeueAfterMs: 500 };
+      return { requeueAfterMs: 500 };
     }
     await this.opts.kube.setFinalizers(
       PLURAL[kind],
@@ -186,7 +173,7 @@ export class Manager {
       finalizers.filter((f) => f !== FINALIZER),
     );
     this.opts.log.info({ kind, resource: ownerOf(obj) }, 'rows removed, finalizer released');
-    return { result: 'deleted' };
+    return undefined;
   }
 
   /** Writes the status when it changed, with an Event when the Ready condition flips or changes reason. */

@@ -151,9 +151,26 @@ describe('generated CRDs', () => {
       'providerkey.modelgateway.io/openai-1',
       'virtualkey.modelgateway.io/team-a',
     ]);
-    expect(ok(await kubectl('get', 'vk', '-n', ns, '-o', 'name')).trim()).toBe('virtualkey.modelgateway.io/team-a');
-    for (const short of ['mgp', 'mgpk', 'mcpc', 'mgb']) {
-      expect(ok(await kubectl('get', short, '-n', ns, '-o', 'name')).trim()).not.toBe('');
+    // Each kind answers to `mg` + its singular and `mg` + an abbreviation, never a bare word such as
+    // `provider` that another project's CRD (Crossplane's Provider) may hold.
+    const byShortName: Record<string, string> = {
+      mgprovider: 'provider.modelgateway.io/openai',
+      mgp: 'provider.modelgateway.io/openai',
+      mgproviderkey: 'providerkey.modelgateway.io/openai-1',
+      mgpk: 'providerkey.modelgateway.io/openai-1',
+      mgvirtualkey: 'virtualkey.modelgateway.io/team-a',
+      mgvk: 'virtualkey.modelgateway.io/team-a',
+      mgmcpclient: 'mcpclient.modelgateway.io/tools',
+      mgmcp: 'mcpclient.modelgateway.io/tools',
+      mgbudget: 'budget.modelgateway.io/team-a-openai',
+      mgb: 'budget.modelgateway.io/team-a-openai',
+    };
+    for (const [short, name] of Object.entries(byShortName)) {
+      expect(ok(await kubectl('get', short, '-n', ns, '-o', 'name')).trim(), short).toBe(name);
+    }
+    // The old short names are gone.
+    for (const old of ['vk', 'mcpc']) {
+      expect((await kubectl('get', old, '-n', ns)).stderr).toContain("the server doesn't have a resource type");
     }
   });
 
@@ -257,7 +274,7 @@ describe('generated CRDs', () => {
       .split('\n');
     expect(header?.split(/\s+/)).toEqual(['NAME', 'PROVIDER', 'READY', 'REASON', 'AGE']);
     expect(row?.split(/\s+/).slice(0, 2)).toEqual(['openai', 'openai']);
-    const wide = ok(await kubectl('get', 'vk', '-n', ns, '-o', 'wide')).split('\n')[0];
+    const wide = ok(await kubectl('get', 'mgvk', '-n', ns, '-o', 'wide')).split('\n')[0];
     expect(wide?.split(/\s+/)).toEqual(['NAME', 'SECRET', 'READY', 'REASON', 'AGE']);
   });
 

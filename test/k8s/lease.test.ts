@@ -55,10 +55,11 @@ const succeeds = (p: Promise<unknown>) =>
     () => false,
   );
 
-/** A candidate that records its terms. */
+/** A candidate that records its terms and what it reports as leader_election_master_status. */
 function candidate(identity: string, lease: string, overrides: Partial<LeaderElectorOptions> = {}) {
   const signals: AbortSignal[] = [];
-  const record = { started: 0, stopped: 0, signals, log: recordingLog() };
+  const leading: boolean[] = [];
+  const record = { started: 0, stopped: 0, signals, leading, log: recordingLog() };
   const elector = new LeaderElector({
     coordination,
     namespace: 'default',
@@ -75,6 +76,7 @@ function candidate(identity: string, lease: string, overrides: Partial<LeaderEle
       record.stopped++;
     },
     log: record.log,
+    metrics: { leading: (on) => leading.push(on) },
     ...overrides,
   });
   cleanups.push(() => elector.stop());
@@ -116,6 +118,8 @@ describe('LeaderElector', () => {
     expect(later.spec?.acquireTime).toBe(first.spec?.acquireTime);
     expect(leader.record.started).toBe(1);
     expect(follower.record.started).toBe(0);
+    expect(leader.record.leading).toEqual([true]);
+    expect(follower.record.leading).toEqual([]);
     expect(follower.elector.observedLeader()).toBe(leader === a ? 'op-a' : 'op-b');
   });
 
@@ -183,12 +187,14 @@ describe('LeaderElector', () => {
       body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', renewTime: now, acquireTime: now } },
     });
     await until(() => !a.elector.isLeader(), 'a notices the intruder', 5_000);
+    expect(a.record.leading).toEqual([true, false]);
     expect(a.record.signals[0]?.aborted).toBe(true);
     expect(a.record.stopped).toBe(1);
     expect(a.record.log.entries.some((e) => e.msg === 'leadership lost')).toBe(true);
 
     await until(() => a.elector.isLeader(), 'a leads again after the intruder lapsed', 10_000);
     expect(a.record.started).toBe(2);
+    expect(a.record.leading).toEqual([true, false, true]);
     expect(a.record.signals[1]?.aborted).toBe(false);
     expect((await readLease('intruded')).spec).toMatchObject({ holderIdentity: 'op-a', leaseTransitions: 1 });
   });

@@ -134,7 +134,7 @@ describe('kubectl apply reaches every gateway', () => {
     expect(JSON.stringify(key.status)).not.toContain('sk-upstream');
     const vk = await get('virtualkeys.modelgateway.io', 'tenant-a');
     expect(vk.status).toMatchObject({ virtualKeyId: expect.any(String) });
-    const printed = ok(await c.kubectl('get', 'vk', '-n', NAMESPACE));
+    const printed = ok(await c.kubectl('get', 'mgvk', '-n', NAMESPACE));
     expect(printed).toMatch(/tenant-a\s+True\s+Ready/);
   });
 
@@ -284,10 +284,19 @@ describe('operator metrics', () => {
     const texts = await Promise.all(
       c.operators.filter((o) => o.child.exitCode === null).map((o) => scrape(o.output())),
     );
-    const leading = texts.filter((t) => /^gateway_operator_leader 1$/m.test(t));
+    // controller-runtime's and client-go's names, so existing controller dashboards work.
+    const leading = texts.filter((t) => /^leader_election_master_status\{name="mg-gateway-operator"\} 1$/m.test(t));
     expect(leading).toHaveLength(1);
-    expect(leading[0]).toMatch(/^gateway_operator_reconciles_total\{kind="VirtualKey",result="ready"\} [1-9]/m);
-    expect(leading[0]).toMatch(/^gateway_operator_queue_depth\{kind="Provider"\} \d+$/m);
+    for (const t of texts.filter((t) => !leading.includes(t))) {
+      expect(t).toMatch(/^leader_election_master_status\{name="mg-gateway-operator"\} 0$/m);
+    }
+    expect(leading[0]).toMatch(
+      /^controller_runtime_reconcile_total\{controller="virtualkey",result="success"\} [1-9]/m,
+    );
+    expect(leading[0]).toMatch(/^controller_runtime_reconcile_time_seconds_count\{controller="virtualkey"\} [1-9]/m);
+    expect(leading[0]).toMatch(/^controller_runtime_max_concurrent_reconciles\{controller="provider"\} [1-9]/m);
+    expect(leading[0]).toMatch(/^workqueue_adds_total\{name="virtualkey"\} [1-9]/m);
+    expect(leading[0]).toMatch(/^workqueue_depth\{name="provider"\} \d+$/m);
   });
 });
 

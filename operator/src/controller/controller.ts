@@ -12,6 +12,19 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
+/** controller-runtime's result label: requeue is "again now", requeue_after "again after a delay". */
+export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/** What the controller reports, as controller-runtime's controller metrics. */
+export interface ControllerMetrics {
+  /** The worker count (max concurrent reconciles), set when the controller starts. */
+  maxConcurrent(workers: number): void;
+  /** Workers busy reconciling: +1 when one starts, -1 when it ends. */
+  active(delta: 1 | -1): void;
+  /** One reconcile ended (not those cut short by shutdown), after `seconds`. */
+  reconciled(outcome: ReconcileOutcome, seconds: number): void;
+}
+
 export type Reconcile = (key: string, signal: AbortSignal) => Promise<ReconcileResult | undefined>;
 
 export interface ControllerOptions {
@@ -28,6 +41,7 @@ export interface ControllerOptions {
   keys?: () => Iterable<string> | Promise<Iterable<string>>;
   log: Log;
   clock?: Clock;
+  metrics?: ControllerMetrics;
 }
 
 /** `namespace/name` (or `name` for a cluster-scoped object), as client-go's MetaNamespaceKeyFunc. */
@@ -57,6 +71,7 @@ export class Controller {
   private readonly keys: (() => Iterable<string> | Promise<Iterable<string>>) | undefined;
   private readonly log: Log;
   private readonly clock: Clock;
+  private readonly metrics: ControllerMetrics | undefined;
   private running = false;
 
   constructor(options: ControllerOptions) {
@@ -68,6 +83,7 @@ export class Controller {
     this.keys = options.keys;
     this.log = options.log;
     this.clock = options.clock ?? systemClock;
+    this.metrics = options.metrics;
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new RangeError('Controller: workers must be >= 1');
     if (this.resyncMs > 0 && this.keys === undefined) throw new Error('Controller: resyncMs needs a keys() function');
   }
@@ -83,6 +99,7 @@ export class Controller {
     const onAbort = () => this.queue.shutDown();
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
+    this.metrics?.maxConcurrent(this.workers);
     this.log.info({ controller: this.name, workers: this.workers, resyncMs: this.resyncMs }, 'controller started');
     try {
       await Promise.all(Array.from({ length: this.workers }, () => this.worker(signal)));
@@ -118,9 +135,13 @@ export class Controller {
 
   private async processOne(key: string, signal: AbortSignal): Promise<void> {
     let result: ReconcileResult | undefined;
+    const startedAt = this.clock.now();
+    const seconds = () => (this.clock.now() - startedAt) / 1000;
+    this.metrics?.active(1);
     try {
       result = await this.reconcile(key, signal);
     } catch (error) {
+      this.metrics?.active(-1);
       if (signal.aborted) {
         this.log.debug({ controller: this.name, key, error: errorMessage(error) }, 'reconcile ended by shutdown');
         return;
@@ -130,12 +151,16 @@ export class Controller {
         { controller: this.name, key, error: errorMessage(error), requeues: this.queue.numRequeues(key) },
         'reconcile failed; retrying with backoff',
       );
+      this.metrics?.reconciled('error', seconds());
       this.queue.addRateLimited(key);
       return;
     }
+    this.metrics?.active(-1);
     this.queue.forget(key);
     const after = result?.requeueAfterMs;
-    if (after !== undefined && Number.isFinite(after) && after >= 0) this.queue.addAfter(key, after);
+    const requeue = after !== undefined && Number.isFinite(after) && after >= 0;
+    this.metrics?.reconciled(!requeue ? 'success' : after > 0 ? 'requeue_after' : 'requeue', seconds());
+    if (requeue) this.queue.addAfter(key, after);
   }
 
   private startResync(signal: AbortSignal): () => void {

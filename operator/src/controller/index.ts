@@ -2,9 +2,11 @@
 export { type Clock, systemClock } from './clock.ts';
 export {
   Controller,
+  type ControllerMetrics,
   type ControllerOptions,
   objectKey,
   type Reconcile,
+  type ReconcileOutcome,
   type ReconcileResult,
   splitKey,
 } from './controller.ts';
@@ -19,6 +21,6 @@ export {
   type WatchResourceOptions,
   watchResource,
 } from './informer.ts';
-export { LeaderElector, type LeaderElectorOptions } from './lease.ts';
+export { LeaderElector, type LeaderElectorOptions, type LeaderMetrics } from './lease.ts';
 export { type Log, silentLog } from './log.ts';
-export { WorkQueue, type WorkQueueOptions } from './queue.ts';
+export { type QueueGauges, type QueueMetrics, WorkQueue, type WorkQueueOptions } from './queue.ts';

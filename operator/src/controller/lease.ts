@@ -16,6 +16,11 @@ import {
 import { apiStatusCode, errorMessage } from './errors.ts';
 import type { Log } from './log.ts';
 
+/** What the elector reports, as client-go's leader election metrics (leader_election_master_status). */
+export interface LeaderMetrics {
+  leading(on: boolean): void;
+}
+
 export interface LeaderElectorOptions {
   coordination: CoordinationV1Api;
   namespace: string;
@@ -38,6 +43,7 @@ export interface LeaderElectorOptions {
   /** Called when a term ends: lost (renew failed past the deadline, or another holder seen) or stopped. */
   onStoppedLeading(): void;
   log: Log;
+  metrics?: LeaderMetrics;
 }
 
 type Attempt =
@@ -93,6 +99,7 @@ export class LeaderElector {
   private readonly onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
   private readonly onStoppedLeading: () => void;
   private readonly log: Log;
+  private readonly metrics: LeaderMetrics | undefined;
   /** Aborts the campaign/renew loop (stop or abandon). */
   private readonly halt = new AbortController();
   private loop: Promise<void> | undefined;
@@ -114,6 +121,7 @@ export class LeaderElector {
     this.onStartedLeading = options.onStartedLeading;
     this.onStoppedLeading = options.onStoppedLeading;
     this.log = options.log;
+    this.metrics = options.metrics;
     if (this.identity === '') throw new Error('LeaderElector: identity must not be empty');
     if (!Number.isInteger(this.leaseDurationSeconds) || this.leaseDurationSeconds < 1) {
       throw new RangeError('LeaderElector: leaseDurationSeconds must be a whole number >= 1');
@@ -155,6 +163,7 @@ export class LeaderElector {
       const term = this.term;
       if (term === undefined) return;
       this.term = undefined;
+      this.metrics?.leading(false);
       term.controller.abort(new Error('leader election stopped'));
       await this.awaitWork(term, this.lastRenewStart + this.leaseDurationMs - Date.now());
       await this.release();
@@ -173,6 +182,7 @@ export class LeaderElector {
       await this.loop;
       this.term?.controller.abort(new Error('leader election abandoned'));
       this.term = undefined;
+      this.metrics?.leading(false);
     })();
     await this.stopping;
   }
@@ -186,6 +196,7 @@ export class LeaderElector {
       if (!lost) return; // halted: stop()/abandon() end the term
       const term = this.term;
       this.term = undefined;
+      this.metrics?.leading(false);
       if (term !== undefined) {
         term.controller.abort(new Error('leadership lost'));
         this.stoppedLeading();
@@ -249,6 +260,7 @@ export class LeaderElector {
   private beginTerm(): void {
     const controller = new AbortController();
     this.term = { controller, work: Promise.resolve() };
+    this.metrics?.leading(true);
     this.log.info({ lease: this.name, identity: this.identity }, 'became leader');
     let work: Promise<void>;
     try {

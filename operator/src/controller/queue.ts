@@ -4,7 +4,33 @@
 // - addAfter delays an add (the earliest pending time per key wins);
 // - addRateLimited delays by the larger of a per-key exponential backoff and an overall token bucket
 //   (client-go's DefaultControllerRateLimiter: 5 ms doubling per failure, 10 qps with a burst of 100).
+// It reports what client-go's workqueue metrics report (QueueMetrics); the caller names the Prometheus series.
 import { type Clock, systemClock } from './clock.ts';
+
+/** A queue's gauges, read when metrics are scraped. */
+export interface QueueGauges {
+  /** Keys waiting to be processed (queued, or re-added while a worker holds them), as client-go's depth. */
+  depth(): number;
+  /** Seconds the keys held by workers have been processing, summed. */
+  unfinishedWorkSeconds(): number;
+  /** Seconds the longest-held key has been processing. */
+  longestRunningSeconds(): number;
+  isShuttingDown(): boolean;
+}
+
+/** What the queue reports, as client-go's workqueue MetricsProvider. */
+export interface QueueMetrics {
+  /** Called once by the queue's constructor, so its gauges can be read when scraped. */
+  attach(queue: QueueGauges): void;
+  /** A key became waiting (not a duplicate add). */
+  added(): void;
+  /** A worker took a key that had waited `seconds` since it was added. */
+  taken(seconds: number): void;
+  /** A worker finished a key it held for `seconds`. */
+  finished(seconds: number): void;
+  /** A key was re-added with backoff (addRateLimited). */
+  retried(): void;
+}
 
 export interface WorkQueueOptions {
   /** First per-key backoff; doubles on each addRateLimited until forget(key). Default 5 ms. */
@@ -16,6 +42,7 @@ export interface WorkQueueOptions {
   /** Token bucket size. Default 100. */
   burst?: number;
   clock?: Clock;
+  metrics?: QueueMetrics;
 }
 
 interface Delayed {
@@ -29,13 +56,16 @@ export class WorkQueue {
   private readonly qps: number;
   private readonly burst: number;
   private readonly clock: Clock;
+  private readonly metrics: QueueMetrics | undefined;
 
   /** Keys ready for a worker, in order. Every key here is also in `dirty`. */
   private readonly queue: string[] = [];
   /** Keys that need processing (queued, or re-added while being processed). */
   private readonly dirty = new Set<string>();
-  /** Keys handed to a worker and not yet done(). */
-  private readonly processing = new Set<string>();
+  /** Keys handed to a worker and not yet done(), with when they were handed over. */
+  private readonly processing = new Map<string, number>();
+  /** When each waiting key was added (only with metrics). */
+  private readonly addedAt = new Map<string, number>();
   /** Keys waiting for a delayed add. */
   private readonly delayed = new Map<string, Delayed>();
   /** Failures per key since its last forget(). */
@@ -52,18 +82,24 @@ export class WorkQueue {
     this.qps = options.qps ?? 10;
     this.burst = options.burst ?? 100;
     this.clock = options.clock ?? systemClock;
+    this.metrics = options.metrics;
     if (!(this.baseDelayMs > 0) || !(this.maxDelayMs >= this.baseDelayMs)) {
       throw new RangeError('WorkQueue: need 0 < baseDelayMs <= maxDelayMs');
     }
     if (!(this.qps > 0) || !(this.burst >= 1)) throw new RangeError('WorkQueue: need qps > 0 and burst >= 1');
     this.tokens = this.burst;
     this.tokensAt = this.clock.now();
+    this.metrics?.attach(this);
   }
 
   /** Queues `key` unless it already waits; a key being processed is queued again when done. */
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    if (this.metrics) {
+      this.metrics.added();
+      this.addedAt.set(key, this.clock.now());
+    }
     if (this.processing.has(key)) return;
     this.queue.push(key);
     this.wake();
@@ -92,6 +128,7 @@ export class WorkQueue {
   /** Adds `key` after its backoff (and the overall rate limit) allow; each call doubles the key's backoff. */
   addRateLimited(key: string): void {
     if (this.shuttingDown) return;
+    this.metrics?.retried();
     this.addAfter(key, Math.max(this.itemDelay(key), this.bucketDelay()));
   }
 
@@ -116,7 +153,10 @@ export class WorkQueue {
 
   /** Marks the key's processing finished; queues it again if it was added meanwhile. */
   done(key: string): void {
-    if (!this.processing.delete(key)) return;
+    const startedAt = this.processing.get(key);
+    if (startedAt === undefined) return;
+    this.processing.delete(key);
+    this.metrics?.finished((this.clock.now() - startedAt) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) {
       this.queue.push(key);
       this.wake();
@@ -133,6 +173,24 @@ export class WorkQueue {
     return this.processing.size;
   }
 
+  depth(): number {
+    return this.dirty.size;
+  }
+
+  unfinishedWorkSeconds(): number {
+    const now = this.clock.now();
+    let ms = 0;
+    for (const startedAt of this.processing.values()) ms += now - startedAt;
+    return ms / 1000;
+  }
+
+  longestRunningSeconds(): number {
+    const now = this.clock.now();
+    let ms = 0;
+    for (const startedAt of this.processing.values()) ms = Math.max(ms, now - startedAt);
+    return ms / 1000;
+  }
+
   isShuttingDown(): boolean {
     return this.shuttingDown;
   }
@@ -144,14 +202,22 @@ export class WorkQueue {
     for (const { cancel } of this.delayed.values()) cancel();
     this.delayed.clear();
     this.queue.length = 0;
+    this.dirty.clear();
+    this.addedAt.clear();
     for (const resolve of this.waiters.splice(0)) resolve(undefined);
   }
 
   private take(): string | undefined {
     const key = this.queue.shift();
     if (key === undefined) return undefined;
-    this.processing.add(key);
+    const now = this.clock.now();
+    this.processing.set(key, now);
     this.dirty.delete(key);
+    const addedAt = this.addedAt.get(key);
+    if (addedAt !== undefined) {
+      this.addedAt.delete(key);
+      this.metrics?.taken((now - addedAt) / 1000);
+    }
     return key;
   }
 

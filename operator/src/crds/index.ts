@@ -18,6 +18,7 @@ export interface KindDefinition {
   kind: 'Provider' | 'ProviderKey' | 'VirtualKey' | 'MCPClient' | 'Budget';
   plural: string;
   singular: string;
+  /** `mg` + the singular, and `mg` + an abbreviation: never a bare word another project's CRD may hold. */
   shortNames: string[];
   spec: z.ZodType;
   status: z.ZodType;
@@ -30,7 +31,7 @@ export const KINDS: readonly KindDefinition[] = [
     kind: 'Provider',
     plural: 'providers',
     singular: 'provider',
-    shortNames: ['mgp'],
+    shortNames: ['mgprovider', 'mgp'],
     spec: ProviderSpec,
     status: ProviderStatus,
     columns: [{ name: 'Provider', type: 'string', jsonPath: '.spec.provider' }],
@@ -39,7 +40,7 @@ export const KINDS: readonly KindDefinition[] = [
     kind: 'ProviderKey',
     plural: 'providerkeys',
     singular: 'providerkey',
-    shortNames: ['mgpk'],
+    shortNames: ['mgproviderkey', 'mgpk'],
     spec: ProviderKeySpec,
     status: ProviderKeyStatus,
     columns: [{ name: 'Provider', type: 'string', jsonPath: '.spec.providerRef.name' }],
@@ -48,7 +49,7 @@ export const KINDS: readonly KindDefinition[] = [
     kind: 'VirtualKey',
     plural: 'virtualkeys',
     singular: 'virtualkey',
-    shortNames: ['vk'],
+    shortNames: ['mgvirtualkey', 'mgvk'],
     spec: VirtualKeySpec,
     status: VirtualKeyStatus,
     columns: [{ name: 'Secret', type: 'string', jsonPath: '.status.secretName', priority: 1 }],
@@ -57,7 +58,7 @@ export const KINDS: readonly KindDefinition[] = [
     kind: 'MCPClient',
     plural: 'mcpclients',
     singular: 'mcpclient',
-    shortNames: ['mcpc'],
+    shortNames: ['mgmcpclient', 'mgmcp'],
     spec: MCPClientSpec,
     status: MCPClientStatus,
     columns: [
@@ -72,7 +73,7 @@ export const KINDS: readonly KindDefinition[] = [
     kind: 'Budget',
     plural: 'budgets',
     singular: 'budget',
-    shortNames: ['mgb'],
+    shortNames: ['mgbudget', 'mgb'],
     spec: BudgetSpecCR,
     status: BudgetStatus,
     columns: [

@@ -1,6 +1,6 @@
 // MCPClient -> one MCP client row (the management API's create/update body, secrets read from Secrets), and a
 // status that follows the connection the gateway pods report (mcp_clients.state) and the OAuth state: the
-// reconcile is requeued so `kubectl get mcpc` shows a connection come up, fail or wait for authorization.
+// reconcile is requeued so `kubectl get mgmcp` shows a connection come up, fail or wait for authorization.
 import type { State } from '@model-gateway/gateway/state';
 import { Reason } from '../crds/common.ts';
 import { MCP_CLIENT_NAME, MCPClientSpec } from '../crds/mcp-client.ts';

@@ -246,6 +246,8 @@ function listModels(fake: GeminiFake, req: RecordedRequest, res: ServerResponse)
   });
 }
 
+const GOOGLE_TOKEN_AUDIENCE = 'https://oauth2.googleapis.com/token';
+
 /** OAuth2 JWT bearer grant: verifies the RS256 assertion against the trusted account's public key. */
 function token(fake: GeminiFake, req: RecordedRequest, res: ServerResponse): void {
   const problem = assertionProblem(fake, new URLSearchParams(req.body.toString('utf8')));
@@ -283,7 +285,8 @@ function assertionProblem(
     return fail('invalid_grant', 'Invalid JWT Signature.');
   }
   const now = Math.floor(Date.now() / 1000);
-  if (claims['aud'] !== fake.tokenUri) return fail('invalid_grant', stale);
+  // Google's endpoint accepts its own URL as the audience; the fake also accepts its token_uri.
+  if (claims['aud'] !== GOOGLE_TOKEN_AUDIENCE && claims['aud'] !== fake.tokenUri) return fail('invalid_grant', stale);
   const { exp, iat, scope } = claims;
   if (typeof exp !== 'number' || exp < now || typeof iat !== 'number' || iat > now + 60)
     return fail('invalid_grant', stale);

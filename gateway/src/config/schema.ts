@@ -39,13 +39,32 @@ export const AzureKeyConfig = z.strictObject({
   /** Legacy per-provider deployments map; moved into `aliases` on load. */
   deployments: nameMap().optional(),
 });
-export const BedrockKeyConfig = z.strictObject({
-  access_key: headerValueString(1024, 1),
-  secret_key: headerValueString(1024, 1),
-  region: Region,
-  session_token: headerValueString(8192, 1).optional(),
-  deployments: nameMap().optional(),
-});
+/** Without access_key and secret_key the gateway's own AWS credentials are used (the AWS default chain: IRSA, ...). */
+export const BedrockKeyConfig = z
+  .strictObject({
+    access_key: headerValueString(1024, 1).optional(),
+    secret_key: headerValueString(1024, 1).optional(),
+    region: Region,
+    session_token: headerValueString(8192, 1).optional(),
+    deployments: nameMap().optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (!c.access_key !== !c.secret_key) {
+      const missing = c.access_key ? 'secret_key' : 'access_key';
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: 'access_key and secret_key go together: set both, or neither to use the AWS default credential chain',
+      });
+    }
+    if (c.session_token && !c.access_key) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session_token'],
+        message: 'session_token needs access_key and secret_key',
+      });
+    }
+  });
 export const VertexKeyConfig = z.strictObject({
   project_id: nameString(128).regex(URL_SAFE, URL_SAFE_RULE),
   region: Region,

@@ -52,12 +52,11 @@ function checkKey(provider: string, key: KeyInput, hasBaseUrl: boolean): string 
         ? undefined
         : 'azure_key_config.endpoint: required (or set the provider network_config.base_url)';
     case 'bedrock':
-      return key.bedrock_key_config ? undefined : 'bedrock_key_config: access_key, secret_key and region are required';
+      // access_key/secret_key are optional: without them the AWS default credential chain is used.
+      return key.bedrock_key_config ? undefined : 'bedrock_key_config: region is required';
     case 'vertex':
-      if (!key.vertex_key_config) return 'vertex_key_config: project_id and region are required';
-      return key.vertex_key_config.auth_credentials || key.value
-        ? undefined
-        : 'vertex_key_config.auth_credentials (service account JSON) or value (access token): one is required';
+      // Neither auth_credentials nor value: Google Application Default Credentials.
+      return key.vertex_key_config ? undefined : 'vertex_key_config: project_id and region are required';
   }
 }
 

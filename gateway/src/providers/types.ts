@@ -29,7 +29,8 @@ export interface ProviderKey {
   weight: number;
   aliases: Record<string, string>;
   azure_key_config?: { endpoint: string; api_version?: string };
-  bedrock_key_config?: { access_key: string; secret_key: string; region: string; session_token?: string };
+  /** Without access_key and secret_key the AWS default credential chain supplies the credentials. */
+  bedrock_key_config?: { access_key?: string; secret_key?: string; region: string; session_token?: string };
   vertex_key_config?: { project_id: string; region: string; auth_credentials?: string };
   replicate_key_config?: { use_deployments_endpoint: boolean };
 }

@@ -4,6 +4,10 @@ import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGeminiFake, type GeminiFake } from '../../../test/fakes/gemini.ts';
 
+type SdkAuthClient = NonNullable<
+  NonNullable<NonNullable<ConstructorParameters<typeof GoogleGenAI>[0]>['googleAuthOptions']>['authClient']
+>;
+
 let fake: GeminiFake;
 
 beforeAll(async () => {
@@ -96,7 +100,9 @@ describe('Vertex AI fake with @google/genai', () => {
       project: 'proj-1',
       location: 'us-central1',
       httpOptions: { baseUrl: fake.url, apiVersion: 'v1' },
-      googleAuthOptions: { authClient },
+      // The SDK types its own google-auth-library (10), the gateway's is 11: an OAuth2Client holding a fixed token
+      // behaves the same in both.
+      googleAuthOptions: { authClient: authClient as unknown as SdkAuthClient },
     });
     const res = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'hi vertex' });
     expect(res.text).toBe('echo: hi vertex');

@@ -1,10 +1,13 @@
 // The vertex adapter against a fake Vertex AI and a fake Google OAuth token endpoint over real HTTP.
 import { verify } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGeminiFake, createServiceAccount, type ServiceAccountFixture } from '../../../test/fakes/gemini.ts';
 import type { CallContext, ProviderKey } from '../../src/providers/types.ts';
-import { CLOUD_PLATFORM_SCOPE, parseServiceAccount, signAssertion } from '../../src/providers/vertex/auth.ts';
+import { CLOUD_PLATFORM_SCOPE, GOOGLE_TOKEN_URL } from '../../src/providers/vertex/auth.ts';
 import { createVertexProvider, vertexOrigin } from '../../src/providers/vertex/index.ts';
 import { CountTokensRequest } from '../../src/schemas/count-tokens.ts';
 import { EmbeddingRequest } from '../../src/schemas/embeddings.ts';
@@ -27,7 +30,13 @@ const fake = useFake(createGeminiFake(), {
 });
 
 function ctx(
-  over: { model?: string; key?: Partial<ProviderKey>; region?: string; credentials?: string | null } = {},
+  over: {
+    model?: string;
+    key?: Partial<ProviderKey>;
+    region?: string;
+    credentials?: string | null;
+    timeout_ms?: number;
+  } = {},
 ): CallContext {
   const credentials = over.credentials === undefined ? sa.credentials : over.credentials;
   return callContext({
@@ -44,6 +53,7 @@ function ctx(
       },
       ...over.key,
     },
+    network: { timeout_ms: over.timeout_ms ?? 5000 },
   });
 }
 
@@ -53,23 +63,8 @@ const MODEL_PATH = '/v1/projects/proj-1/locations/us-central1/publishers/google/
 const tokenRequests = () => fake.requests.filter((r) => r.path === '/token');
 const vertexRequests = () => fake.requests.filter((r) => r.path !== '/token');
 
-describe('vertex service-account auth', () => {
-  it('signs an RS256 assertion for the cloud-platform scope, addressed to the token_uri', () => {
-    const account = parseServiceAccount(sa.credentials);
-    const jwt = signAssertion(account, 1_700_000_000_000);
-    const [h = '', p = '', s = ''] = jwt.split('.');
-    expect(JSON.parse(Buffer.from(h, 'base64url').toString())).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'fake-key-1' });
-    expect(JSON.parse(Buffer.from(p, 'base64url').toString())).toEqual({
-      iss: sa.clientEmail,
-      scope: CLOUD_PLATFORM_SCOPE,
-      aud: fake.tokenUri,
-      iat: 1_700_000_000,
-      exp: 1_700_003_600,
-    });
-    expect(verify('RSA-SHA256', Buffer.from(`${h}.${p}`), sa.publicKey, Buffer.from(s, 'base64url'))).toBe(true);
-  });
-
-  it('fetches one token and reuses it for chat, stream, embeddings and token counting', async () => {
+describe('vertex service-account auth (google-auth-library)', () => {
+  it('fetches one token with an RS256 assertion for the cloud-platform scope and reuses it for every operation', async () => {
     const provider = createVertexProvider('vertex');
     const res = await provider.chat!(chat(), ctx());
     await collect(await provider.chatStream!(chat(), ctx()));
@@ -86,7 +81,14 @@ describe('vertex service-account auth', () => {
     expect(tokenRequests()).toHaveLength(1);
     const form = new URLSearchParams(tokenRequests()[0]!.body.toString());
     expect(form.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
-    expect(tokenRequests()[0]?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    const [h = '', p = '', s = ''] = (form.get('assertion') ?? '').split('.');
+    expect(JSON.parse(Buffer.from(h, 'base64url').toString())).toMatchObject({ alg: 'RS256' });
+    expect(JSON.parse(Buffer.from(p, 'base64url').toString())).toMatchObject({
+      iss: sa.clientEmail,
+      scope: CLOUD_PLATFORM_SCOPE,
+      aud: GOOGLE_TOKEN_URL,
+    });
+    expect(verify('RSA-SHA256', Buffer.from(`${h}.${p}`), sa.publicKey, Buffer.from(s, 'base64url'))).toBe(true);
     expect(vertexRequests().map((r) => r.headers.authorization)).toEqual(Array(4).fill('Bearer ya29.fake-1'));
     expect(vertexRequests().map((r) => r.url)).toEqual([
       `${MODEL_PATH}/gemini-2.5-flash:generateContent`,
@@ -110,18 +112,13 @@ describe('vertex service-account auth', () => {
     expect(tokenRequests()).toHaveLength(2);
   });
 
-  it('fetches a new token shortly before the old one expires', async () => {
-    fake.tokenExpiresIn = 10;
-    let clock = Date.now();
-    const provider = createVertexProvider('vertex', { now: () => clock });
+  it('fetches a new token when the old one is within five minutes of expiry', async () => {
+    fake.tokenExpiresIn = 200;
+    const provider = createVertexProvider('vertex');
     await provider.chat!(chat(), ctx());
-    clock += 4_000;
-    await provider.chat!(chat(), ctx());
-    expect(tokenRequests()).toHaveLength(1);
-    clock += 2_000;
     await provider.chat!(chat(), ctx());
     expect(tokenRequests()).toHaveLength(2);
-    expect(vertexRequests().at(-1)?.headers.authorization).toBe('Bearer ya29.fake-2');
+    expect(vertexRequests().map((r) => r.headers.authorization)).toEqual(['Bearer ya29.fake-1', 'Bearer ya29.fake-2']);
   });
 
   it('reports a refused grant as an authentication failure and calls no model', async () => {
@@ -129,6 +126,16 @@ describe('vertex service-account auth', () => {
     const err = await failure(createVertexProvider('vertex').chat!(chat(), ctx({ credentials: stranger.credentials })));
     expect(err).toMatchObject({ kind: 'upstream', status: 401, type: 'invalid_grant' });
     expect(err.message).toContain('Invalid JWT Signature');
+    expect(vertexRequests()).toHaveLength(0);
+  });
+
+  it('bounds the token fetch by the network timeout', async () => {
+    fake.script({ pathIncludes: '/token', delayMs: 3000 }, { pathIncludes: '/token', delayMs: 3000 });
+    fake.script({ pathIncludes: '/token', delayMs: 3000 }, { pathIncludes: '/token', delayMs: 3000 });
+    const started = Date.now();
+    const err = await failure(createVertexProvider('vertex').chat!(chat(), ctx({ timeout_ms: 150 })));
+    expect(err).toMatchObject({ kind: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(2900);
     expect(vertexRequests()).toHaveLength(0);
   });
 
@@ -147,8 +154,52 @@ describe('vertex service-account auth', () => {
     const noConfig = await failure(provider.chat!(chat(), ctx({ key: { vertex_key_config: undefined } })));
     expect(noConfig).toMatchObject({ kind: 'invalid_request', status: 500 });
     const badJson = await failure(provider.chat!(chat(), ctx({ credentials: '{not json' })));
+    expect(badJson).toMatchObject({ status: 500, code: 'provider_key_misconfigured' });
     expect(badJson.message).toContain('not valid JSON');
     expect(badJson.message).not.toContain('{not json');
+    const noEmail = JSON.stringify({ ...JSON.parse(sa.credentials), client_email: undefined });
+    const partial = await failure(provider.chat!(chat(), ctx({ credentials: noEmail })));
+    expect(partial).toMatchObject({ status: 500, code: 'provider_key_misconfigured' });
+    expect(partial.message).toContain('client_email');
+    expect(partial.message).not.toContain('PRIVATE KEY');
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('vertex Application Default Credentials', () => {
+  const saved = { ...process.env };
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'vertex-adc-'));
+    // Nothing outside the test may answer: no gcloud ADC file, a metadata server that refuses at once.
+    process.env['CLOUDSDK_CONFIG'] = dir;
+    process.env['HOME'] = dir;
+    process.env['GCE_METADATA_HOST'] = '127.0.0.1:9';
+    process.env['GCE_METADATA_IP'] = '127.0.0.1:9';
+    delete process.env['GOOGLE_APPLICATION_CREDENTIALS'];
+  });
+  afterEach(() => {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('signs in with the service-account file GOOGLE_APPLICATION_CREDENTIALS names, at its token_uri', async () => {
+    const file = join(dir, 'sa.json');
+    writeFileSync(file, sa.credentials);
+    process.env['GOOGLE_APPLICATION_CREDENTIALS'] = file;
+    const provider = createVertexProvider('vertex');
+    await provider.chat!(chat(), ctx({ credentials: null }));
+    await provider.chat!(chat(), ctx({ credentials: null }));
+    expect(tokenRequests()).toHaveLength(1);
+    expect(vertexRequests().map((r) => r.headers.authorization)).toEqual(Array(2).fill('Bearer ya29.fake-1'));
+  });
+
+  it('without any credentials answers 500 provider_key_misconfigured naming what to set, and calls nothing', async () => {
+    const err = await failure(createVertexProvider('vertex').chat!(chat(), ctx({ credentials: null })));
+    expect(err).toMatchObject({ kind: 'invalid_request', status: 500, code: 'provider_key_misconfigured' });
+    expect(err.message).toContain('GOOGLE_APPLICATION_CREDENTIALS');
+    expect(err.message).toContain('Workload Identity');
     expect(fake.requests).toHaveLength(0);
   });
 });

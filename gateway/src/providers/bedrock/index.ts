@@ -1,13 +1,14 @@
 // The AWS Bedrock provider: Converse / ConverseStream for chat, InvokeModel for Titan and Cohere embeddings,
 // CountTokens, and the same-format pass-through for `/cloudconv` callers (native.ts). Every request is
-// SigV4-signed with the key's bedrock_key_config. No model list: it lives on another host (the Bedrock control
+// SigV4-signed with the key's static credentials or, without them, the AWS default chain's (credentials.ts). No model list: it lives on another host (the Bedrock control
 // plane) and needs other permissions.
 import { randomUUID } from 'node:crypto';
 import type { EmbeddingResponse } from '../../schemas/embeddings.ts';
 import { ProviderError } from '../errors.ts';
-import { send, type UpstreamResponse } from '../shared/http.ts';
-import type { CallContext, ProviderAdapter } from '../types.ts';
+import type { UpstreamResponse } from '../shared/http.ts';
+import type { ProviderAdapter } from '../types.ts';
 import { fromConverseResponse, toConversation, toConverseRequest, toToolConfig } from './chat.ts';
+import { createCredentialSource } from './credentials.ts';
 import {
   COHERE_MAX_TEXTS,
   cohereBody,
@@ -18,18 +19,10 @@ import {
   titanBody,
   toEmbeddingResponse,
 } from './embeddings.ts';
-import { parseBedrockError } from './errors.ts';
-import { bedrockNativeCalls } from './native.ts';
-import { type BedrockOperation, bedrockModelId, bedrockUrl, signRequest } from './signing.ts';
+import { createBedrockNativeCalls } from './native.ts';
+import { bedrockModelId, createBedrockPost } from './signing.ts';
 import { createStreamTranslator, streamChatChunks } from './stream.ts';
 import type { ConverseResponse, CountTokensAnswer } from './types.ts';
-
-/** No `accept` header, like the AWS SDK: the operation alone decides between JSON and an event stream. */
-async function post(ctx: CallContext, op: BedrockOperation, body: string): Promise<UpstreamResponse> {
-  const url = bedrockUrl(ctx, op);
-  const headers = await signRequest(ctx.key, url, body, { 'content-type': 'application/json' });
-  return send(ctx, { url, headers, body }, parseBedrockError);
-}
 
 async function readJson<T>(res: UpstreamResponse): Promise<T> {
   try {
@@ -55,10 +48,12 @@ function responseId(res: UpstreamResponse): string {
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 export function createBedrockProvider(name = 'bedrock'): ProviderAdapter {
+  // Credentials from the default chain are cached per adapter instance (per Runtime), not globally.
+  const post = createBedrockPost(createCredentialSource());
   return {
     name,
 
-    native: bedrockNativeCalls,
+    native: createBedrockNativeCalls(post),
 
     async chat(req, ctx) {
       const res = await post(ctx, 'converse', JSON.stringify(toConverseRequest(req)));

@@ -4,11 +4,10 @@
 
 import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
-import { send, type UpstreamResponse } from '../shared/http.ts';
+import type { UpstreamResponse } from '../shared/http.ts';
 import { translateBody } from '../shared/stream.ts';
 import type { CallContext, JsonObject, NativeCalls, NativeEvent } from '../types.ts';
-import { parseBedrockError } from './errors.ts';
-import { type BedrockOperation, bedrockUrl, signRequest } from './signing.ts';
+import type { BedrockOperation, BedrockPost } from './signing.ts';
 import { createFrameReader, type DecodedEvent, decodeFrame } from './stream.ts';
 
 /**
@@ -21,14 +20,6 @@ export const INVOKE_USAGE: unique symbol = Symbol('bedrock.invokeUsage');
 export interface InvokeUsage {
   inputTokens: number;
   outputTokens: number;
-}
-
-/** The signed POST; the native body is serialised once, unchanged. */
-async function post(ctx: CallContext, op: BedrockOperation, body: JsonObject): Promise<UpstreamResponse> {
-  const url = bedrockUrl(ctx, op);
-  const text = JSON.stringify(body);
-  const headers = await signRequest(ctx.key, url, text, { 'content-type': 'application/json' });
-  return send(ctx, { url, headers, body: text }, parseBedrockError);
 }
 
 async function readObject(res: UpstreamResponse, what: string): Promise<JsonObject> {
@@ -95,37 +86,42 @@ function messageOf(payload: unknown): string | undefined {
   return typeof m === 'string' && m !== '' ? m : undefined;
 }
 
-export const bedrockNativeCalls: NativeCalls = {
-  unary: {
-    'converse.converse': async (body, ctx) => {
-      const res = await readObject(await post(ctx, 'converse', body), 'converse');
-      if (!isRecord(res['output'])) throw new ProviderError('bad_response', 'bedrock converse answer has no output');
-      return res;
+/** The calls for one adapter; the native body is serialised once, unchanged, and sent with its signed `post`. */
+export function createBedrockNativeCalls(signedPost: BedrockPost): NativeCalls {
+  const post = (ctx: CallContext, op: BedrockOperation, body: JsonObject): Promise<UpstreamResponse> =>
+    signedPost(ctx, op, JSON.stringify(body));
+  return {
+    unary: {
+      'converse.converse': async (body, ctx) => {
+        const res = await readObject(await post(ctx, 'converse', body), 'converse');
+        if (!isRecord(res['output'])) throw new ProviderError('bad_response', 'bedrock converse answer has no output');
+        return res;
+      },
+      'converse.invoke': async (body, ctx) => {
+        const res = await post(ctx, 'invoke', body);
+        const answer = await readObject(res, 'invoke');
+        const inputTokens = headerCount(res, 'x-amzn-bedrock-input-token-count');
+        const outputTokens = headerCount(res, 'x-amzn-bedrock-output-token-count');
+        if (inputTokens !== undefined || outputTokens !== undefined) {
+          const usage: InvokeUsage = { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
+          Object.defineProperty(answer, INVOKE_USAGE, { value: usage, enumerable: false });
+        }
+        return answer;
+      },
+      'converse.count_tokens': async (body, ctx) => {
+        const res = await readObject(await post(ctx, 'count-tokens', body), 'count-tokens');
+        if (typeof res['inputTokens'] !== 'number') {
+          throw new ProviderError('bad_response', 'bedrock count-tokens answer has no inputTokens');
+        }
+        return res;
+      },
     },
-    'converse.invoke': async (body, ctx) => {
-      const res = await post(ctx, 'invoke', body);
-      const answer = await readObject(res, 'invoke');
-      const inputTokens = headerCount(res, 'x-amzn-bedrock-input-token-count');
-      const outputTokens = headerCount(res, 'x-amzn-bedrock-output-token-count');
-      if (inputTokens !== undefined || outputTokens !== undefined) {
-        const usage: InvokeUsage = { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
-        Object.defineProperty(answer, INVOKE_USAGE, { value: usage, enumerable: false });
-      }
-      return answer;
+    stream: {
+      'converse.converse': async (body, ctx) =>
+        eventStream(await post(ctx, 'converse-stream', body), 'messageStop', 'converse stream'),
+      // InvokeModelWithResponseStream has no closing event: the stream ends with the body.
+      'converse.invoke': async (body, ctx) =>
+        eventStream(await post(ctx, 'invoke-with-response-stream', body), undefined, 'invoke stream'),
     },
-    'converse.count_tokens': async (body, ctx) => {
-      const res = await readObject(await post(ctx, 'count-tokens', body), 'count-tokens');
-      if (typeof res['inputTokens'] !== 'number') {
-        throw new ProviderError('bad_response', 'bedrock count-tokens answer has no inputTokens');
-      }
-      return res;
-    },
-  },
-  stream: {
-    'converse.converse': async (body, ctx) =>
-      eventStream(await post(ctx, 'converse-stream', body), 'messageStop', 'converse stream'),
-    // InvokeModelWithResponseStream has no closing event: the stream ends with the body.
-    'converse.invoke': async (body, ctx) =>
-      eventStream(await post(ctx, 'invoke-with-response-stream', body), undefined, 'invoke stream'),
-  },
-};
+  };
+}

@@ -1,174 +1,166 @@
-// Service-account credentials -> OAuth2 access token with the JWT bearer grant (RFC 7523), as Google's auth
-// libraries do: an RS256-signed assertion posted to the account's token_uri. Tokens are cached per
-// credentials inside one adapter instance and refreshed shortly before they expire.
-import { createSign } from 'node:crypto';
+// Google OAuth access tokens for Vertex through google-auth-library: the key's auth_credentials JSON (a
+// service-account key, or any credential file the library reads) when set, else Application Default Credentials
+// (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the metadata server: GKE Workload Identity, GCE, Cloud Run).
+// The library caches each token and fetches a new one five minutes before it expires, one fetch for concurrent callers.
+import { readFile } from 'node:fs/promises';
+import { type AuthClient, GoogleAuth } from 'google-auth-library';
 import { ProviderError } from '../errors.ts';
-import { type ErrorBodyParser, sendJson } from '../shared/http.ts';
 import type { CallContext } from '../types.ts';
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
-const DEFAULT_TOKEN_URI = 'https://oauth2.googleapis.com/token';
-const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-const ASSERTION_LIFETIME_S = 3600;
-/** Refresh this long before expiry so a token never expires in flight. */
-const REFRESH_MARGIN_MS = 60_000;
+/** Where google-auth-library sends the service-account JWT grant, whatever the key file's token_uri says. */
+export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 
-export interface ServiceAccount {
-  client_email: string;
-  private_key: string;
-  private_key_id?: string;
-  token_uri: string;
-}
+const ADC_HELP =
+  'give the key vertex_key_config.auth_credentials (a service-account JSON key) or a value (an access token), or ' +
+  'give the gateway Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS naming a key file, or GKE ' +
+  'Workload Identity (an iam.gke.io/gcp-service-account ServiceAccount annotation)';
 
 /** A provider key that cannot work: the gateway's configuration, not the caller's request, is at fault. */
-export function misconfigured(message: string): ProviderError {
-  return new ProviderError('invalid_request', message, { status: 500, code: 'provider_key_misconfigured' });
+export function misconfigured(message: string, cause?: unknown): ProviderError {
+  return new ProviderError('invalid_request', message, {
+    status: 500,
+    code: 'provider_key_misconfigured',
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
-export function parseServiceAccount(json: string): ServiceAccount {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    throw misconfigured('vertex auth_credentials is not valid JSON (expected a service-account key file)');
-  }
-  if (!isObject(v)) throw misconfigured('vertex auth_credentials must be a JSON object');
-  const o = v;
-  const email = o['client_email'];
-  const key = o['private_key'];
-  if (typeof email !== 'string' || typeof key !== 'string') {
-    throw misconfigured('vertex auth_credentials needs client_email and private_key (a service-account key)');
-  }
-  const sa: ServiceAccount = {
-    client_email: email,
-    private_key: key,
-    token_uri: typeof o['token_uri'] === 'string' ? o['token_uri'] : DEFAULT_TOKEN_URI,
-  };
-  if (typeof o['private_key_id'] === 'string') sa.private_key_id = o['private_key_id'];
-  return sa;
+export interface TokenSource {
+  /** A valid access token for these credentials (undefined: Application Default Credentials). */
+  token(credentials: string | undefined, ctx: Pick<CallContext, 'network' | 'key'>): Promise<string>;
 }
 
-function b64url(data: string | Buffer): string {
-  return Buffer.from(data).toString('base64url');
-}
+/** Clients live per adapter instance (per Runtime), keyed by the credentials text: a rotated key gets a new one. */
+export function createTokenSource(): TokenSource {
+  const clients = new Map<string, Promise<AuthClient>>();
 
-/** The signed JWT the token endpoint exchanges for an access token. */
-export function signAssertion(sa: ServiceAccount, nowMs: number): string {
-  const iat = Math.floor(nowMs / 1000);
-  const header: Record<string, string> = { alg: 'RS256', typ: 'JWT' };
-  if (sa.private_key_id) header['kid'] = sa.private_key_id;
-  const claims = {
-    iss: sa.client_email,
-    scope: CLOUD_PLATFORM_SCOPE,
-    aud: sa.token_uri,
-    iat,
-    exp: iat + ASSERTION_LIFETIME_S,
-  };
-  const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
-  let signature: Buffer;
-  try {
-    signature = createSign('RSA-SHA256').update(input).sign(sa.private_key);
-  } catch {
-    throw misconfigured('vertex auth_credentials private_key is not a usable RSA key');
-  }
-  return `${input}.${b64url(signature)}`;
-}
-
-interface TokenWire {
-  access_token?: string;
-  expires_in?: number;
-}
-
-/** OAuth error bodies are `{error, error_description}`. */
-const parseTokenError: ErrorBodyParser = (status, body, text) => {
-  const o = isObject(body) ? body : {};
-  const error = typeof o['error'] === 'string' ? o['error'] : undefined;
-  const description = typeof o['error_description'] === 'string' ? o['error_description'] : undefined;
-  const detail = [error, description].filter(Boolean).join(': ') || text.slice(0, 200) || `HTTP ${status}`;
-  return { message: `vertex: could not obtain an access token: ${detail}`, type: error };
-};
-
-interface Entry {
-  account: ServiceAccount;
-  token?: string;
-  expiresAt: number;
-  pending?: Promise<string>;
-}
-
-export interface TokenCache {
-  /** A valid access token for these credentials, fetched at most once per lifetime. */
-  token(credentials: string, ctx: Pick<CallContext, 'network' | 'dispatcher'>): Promise<string>;
-}
-
-export function createTokenCache(now: () => number = Date.now): TokenCache {
-  // Keyed by the credentials text itself: a rotated key gets a fresh entry, no hashing on the hot path.
-  const entries = new Map<string, Entry>();
-
-  async function fetchToken(entry: Entry, ctx: Pick<CallContext, 'network' | 'dispatcher'>): Promise<string> {
-    const issuedAt = now();
-    const form = new URLSearchParams({
-      grant_type: JWT_BEARER_GRANT,
-      assertion: signAssertion(entry.account, issuedAt),
-    });
-    // One caller going away must not fail the others waiting on the same token, so no caller signal here;
-    // the network timeout still bounds the call. Provider extra headers are not meant for Google's OAuth server.
-    const tokenCtx = {
-      network: { ...ctx.network, extra_headers: {} },
-      dispatcher: ctx.dispatcher,
-      signal: new AbortController().signal,
-    };
-    let res: TokenWire;
-    try {
-      res = await sendJson<TokenWire>(
-        tokenCtx,
-        {
-          url: entry.account.token_uri,
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: form.toString(),
-        },
-        parseTokenError,
-      );
-    } catch (err) {
-      // A refused grant means bad gateway credentials: report it as an authentication failure, not a bad request.
-      if (
-        err instanceof ProviderError &&
-        err.kind === 'upstream' &&
-        err.status >= 400 &&
-        err.status < 500 &&
-        err.status !== 429
-      ) {
-        throw new ProviderError('upstream', err.message, {
-          status: 401,
-          type: err.type ?? 'authentication_error',
-          cause: err,
-        });
-      }
-      throw err;
+  function clientFor(credentials: string | undefined, ctx: Pick<CallContext, 'network' | 'key'>): Promise<AuthClient> {
+    const id = credentials ?? '';
+    let client = clients.get(id);
+    if (!client) {
+      client = createClient(credentials, ctx.network.timeout_ms);
+      // A failed setup is tried again next time (an ADC file or metadata server may appear later).
+      client.catch(() => clients.delete(id));
+      clients.set(id, client);
     }
-    if (typeof res.access_token !== 'string' || res.access_token === '') {
-      throw new ProviderError('bad_response', 'vertex: token endpoint answered without an access_token');
-    }
-    const lifetimeMs = (typeof res.expires_in === 'number' ? res.expires_in : 3600) * 1000;
-    entry.token = res.access_token;
-    entry.expiresAt = issuedAt + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 2);
-    return res.access_token;
+    return client;
   }
 
   return {
     async token(credentials, ctx) {
-      let entry = entries.get(credentials);
-      if (!entry) {
-        entry = { account: parseServiceAccount(credentials), expiresAt: 0 };
-        entries.set(credentials, entry);
-      }
-      if (entry.token && now() < entry.expiresAt) return entry.token;
-      const e = entry;
-      e.pending ??= fetchToken(e, ctx).finally(() => {
-        e.pending = undefined;
+      const client = await clientFor(credentials, ctx).catch((err: unknown) => {
+        throw setupError(ctx.key.name, credentials !== undefined, err);
       });
-      return e.pending;
+      let token: string | null | undefined;
+      try {
+        ({ token } = await client.getAccessToken());
+      } catch (err) {
+        throw tokenError(ctx.key.name, err);
+      }
+      if (!token) throw new ProviderError('bad_response', 'vertex: token endpoint answered without an access_token');
+      return token;
     },
   };
+}
+
+async function createClient(credentials: string | undefined, timeoutMs: number): Promise<AuthClient> {
+  // Every token request (and metadata-server call made through the client) is bounded by the network timeout.
+  const clientOptions = { transporterOptions: { timeout: timeoutMs } };
+  let json: Record<string, unknown> | undefined;
+  if (credentials !== undefined) {
+    json = parseCredentials(credentials);
+  } else {
+    json = await adcFile();
+  }
+  const auth = new GoogleAuth({
+    scopes: [CLOUD_PLATFORM_SCOPE],
+    clientOptions,
+    ...(credentials !== undefined && json ? { credentials: json } : {}),
+  });
+  const client = await auth.getClient();
+  honourTokenUri(client, json);
+  return client;
+}
+
+function parseCredentials(text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw misconfigured('vertex auth_credentials is not valid JSON (expected a service-account key file)');
+  }
+  if (!isObject(v)) throw misconfigured('vertex auth_credentials must be a JSON object');
+  return v;
+}
+
+/** The GOOGLE_APPLICATION_CREDENTIALS file, read only for its token_uri; the library reads it again itself. */
+async function adcFile(): Promise<Record<string, unknown> | undefined> {
+  const path = process.env['GOOGLE_APPLICATION_CREDENTIALS'];
+  if (!path) return undefined;
+  try {
+    const v: unknown = JSON.parse(await readFile(path, 'utf8'));
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined; // google-auth-library reports an unreadable file with its own message
+  }
+}
+
+/**
+ * A service-account key file's token_uri is where its grant must go (Google's Python and Go libraries honour it;
+ * the Node library always posts to oauth2.googleapis.com): requests for that URL go to token_uri instead.
+ */
+function honourTokenUri(client: AuthClient, json: Record<string, unknown> | undefined): void {
+  const tokenUri = json?.['type'] === 'service_account' ? json['token_uri'] : undefined;
+  if (typeof tokenUri !== 'string' || tokenUri === GOOGLE_TOKEN_URL) return;
+  let target: URL;
+  try {
+    target = new URL(tokenUri);
+  } catch {
+    throw misconfigured('vertex service-account token_uri is not a URL');
+  }
+  client.transporter.interceptors.request.add({
+    resolved: async (opts) => {
+      if (String(opts.url) === GOOGLE_TOKEN_URL) opts.url = target;
+      return opts;
+    },
+  });
+}
+
+/** The credentials could not even be read: the gateway's setup is at fault. */
+function setupError(keyName: string, fromKey: boolean, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  if (!fromKey && /default credentials/i.test(detail)) {
+    return misconfigured(`vertex key '${keyName}' has no credentials and none were found: ${ADC_HELP}`, err);
+  }
+  return misconfigured(`vertex key '${keyName}': unusable credentials: ${detail}`, err);
+}
+
+/** Token endpoint answers and transport failures, as ProviderErrors the engine can retry or report. */
+function tokenError(keyName: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  const response = isObject(err) && isObject(err['response']) ? err['response'] : undefined;
+  const status = typeof response?.['status'] === 'number' ? response['status'] : undefined;
+  const message = `vertex: could not obtain an access token: ${detail}`;
+  if (status !== undefined) {
+    const data = isObject(response?.['data']) ? response['data'] : {};
+    const type = typeof data['error'] === 'string' ? data['error'] : undefined;
+    // A refused grant means bad gateway credentials: an authentication failure, not a bad request.
+    if (status >= 400 && status < 500 && status !== 429) {
+      return new ProviderError('upstream', message, { status: 401, type: type ?? 'authentication_error', cause: err });
+    }
+    return new ProviderError('upstream', message, { status, ...(type ? { type } : {}), cause: err });
+  }
+  const code = isObject(err) ? err['code'] : undefined;
+  if (code === 'TimeoutError' || /timeout|timed out/i.test(detail)) {
+    return new ProviderError('timeout', message, { cause: err });
+  }
+  // Not an HTTP failure: a key the library cannot sign with, an unreadable credential file, ...
+  if (!isObject(err) || !('config' in err)) {
+    return misconfigured(`vertex key '${keyName}': unusable credentials: ${detail}`, err);
+  }
+  return new ProviderError('network', message, { cause: err });
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

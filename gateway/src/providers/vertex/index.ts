@@ -1,17 +1,12 @@
 // Google Vertex AI, Gemini models (publishers/google): the Gemini body format at a project/region URL,
-// authenticated with a service-account OAuth token. Anthropic and other partner models on Vertex are not served here.
+// authenticated with a Google OAuth token (auth.ts). Anthropic and other partner models on Vertex are not served here.
 import { createGoogleChat, type GoogleMethod } from '../gemini/adapter.ts';
 import { sendGoogleJson } from '../gemini/errors.ts';
 import { joinUrl } from '../shared/http.ts';
 import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
-import { createTokenCache, misconfigured } from './auth.ts';
+import { createTokenSource, misconfigured } from './auth.ts';
 import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
-
-export interface VertexOptions {
-  /** Clock for token expiry (tests). */
-  now?: () => number;
-}
 
 type Ctx = Pick<CallContext, 'key' | 'network' | 'model'>;
 
@@ -50,14 +45,14 @@ export function vertexUrl(ctx: Ctx, model: string, method: GoogleMethod | 'predi
   return method === 'streamGenerateContent' ? `${url}?alt=sse` : url;
 }
 
-export function createVertexProvider(name: string, opts: VertexOptions = {}): ProviderAdapter {
-  const tokens = createTokenCache(opts.now);
+export function createVertexProvider(name: string): ProviderAdapter {
+  const tokens = createTokenSource();
 
+  /** The key's service account, else the key's value as a ready access token, else Application Default Credentials. */
   async function auth(ctx: CallContext): Promise<Record<string, string>> {
     const { credentials } = vertexConfig(ctx);
-    if (credentials) return { authorization: `Bearer ${await tokens.token(credentials, ctx)}` };
-    if (ctx.key.value) return { authorization: `Bearer ${ctx.key.value}` };
-    throw misconfigured(`vertex key '${ctx.key.name}' has neither auth_credentials nor an access token value`);
+    if (!credentials && ctx.key.value) return { authorization: `Bearer ${ctx.key.value}` };
+    return { authorization: `Bearer ${await tokens.token(credentials, ctx)}` };
   }
 
   const chat = createGoogleChat({

@@ -67,7 +67,7 @@ export function splitKeyInput(
     },
     secrets: {
       value: input.value,
-      ...(br
+      ...(br?.access_key && br.secret_key
         ? {
             bedrock: {
               access_key: br.access_key,
@@ -113,9 +113,8 @@ export function toProviderKey(row: KeyRow, secrets: KeySecrets): ProviderKey {
     aliases: row.aliases,
   };
   if (row.azure_key_config) key.azure_key_config = row.azure_key_config;
-  if (row.bedrock_key_config && secrets.bedrock) {
-    key.bedrock_key_config = { region: row.bedrock_key_config.region, ...secrets.bedrock };
-  }
+  // No stored static keys: the adapter asks the AWS default credential chain.
+  if (row.bedrock_key_config) key.bedrock_key_config = { region: row.bedrock_key_config.region, ...secrets.bedrock };
   if (row.vertex_key_config) {
     key.vertex_key_config = {
       ...row.vertex_key_config,
@@ -147,8 +146,9 @@ export function keyView(row: KeyRow, secrets: KeySecrets): Record<string, unknow
   if (row.bedrock_key_config) {
     view['bedrock_key_config'] = {
       region: row.bedrock_key_config.region,
-      access_key: redact(secrets.bedrock?.access_key),
-      secret_key: redact(secrets.bedrock?.secret_key),
+      ...(secrets.bedrock
+        ? { access_key: redact(secrets.bedrock.access_key), secret_key: redact(secrets.bedrock.secret_key) }
+        : {}),
       ...(secrets.bedrock?.session_token ? { session_token: redact(secrets.bedrock.session_token) } : {}),
     };
   }

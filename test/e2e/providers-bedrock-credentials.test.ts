@@ -56,6 +56,7 @@ describe('bedrock keys without static keys', () => {
     const res = await chat();
     expect(res.status).toBe(500);
     const body = (await res.json()) as { error: { message: string; code?: string } };
+    expect(body.error.code).toBe('provider_key_misconfigured');
     expect(body.error.message).toContain('AWS default credential chain found no credentials');
     expect(body.error.message).toContain('AWS_ROLE_ARN');
     expect(fake.requests).toHaveLength(0);

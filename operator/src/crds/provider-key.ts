@@ -25,9 +25,24 @@ export const ProviderKeySpec = z
     bedrock: z
       .strictObject({
         region: z.string().min(1).max(64),
-        accessKeySecretRef: SecretKeyRef,
-        secretKeySecretRef: SecretKeyRef,
+        // Both or neither: without static keys the gateway pods use the AWS default credential chain (IRSA,
+        // EKS Pod Identity, instance roles).
+        accessKeySecretRef: SecretKeyRef.optional(),
+        secretKeySecretRef: SecretKeyRef.optional(),
         sessionTokenSecretRef: SecretKeyRef.optional(),
+      })
+      .meta({
+        'x-kubernetes-validations': [
+          {
+            rule: 'has(self.accessKeySecretRef) == has(self.secretKeySecretRef)',
+            message:
+              'set accessKeySecretRef and secretKeySecretRef together, or neither (the AWS default credential chain)',
+          },
+          {
+            rule: '!has(self.sessionTokenSecretRef) || has(self.accessKeySecretRef)',
+            message: 'sessionTokenSecretRef needs accessKeySecretRef and secretKeySecretRef',
+          },
+        ],
       })
       .optional(),
     vertex: z

@@ -43,8 +43,8 @@ export function providerKeyBody(
   }
   if (spec.bedrock) {
     body.bedrock_key_config = {
-      access_key: values.accessKey ?? '',
-      secret_key: values.secretKey ?? '',
+      // Without static keys the gateway signs with the AWS default credential chain of its pods.
+      ...(values.accessKey !== undefined ? { access_key: values.accessKey, secret_key: values.secretKey ?? '' } : {}),
       region: spec.bedrock.region,
       ...(values.sessionToken ? { session_token: values.sessionToken } : {}),
     };

@@ -49,6 +49,16 @@ describe('providers and keys', () => {
     });
   });
 
+  it('maps a bedrock key without static keys to a region-only key (the AWS default credential chain)', () => {
+    const body = providerKeyBody(
+      'team-a/irsa',
+      { providerRef: { name: 'bedrock' }, bedrock: { region: 'eu-west-1' } },
+      {},
+    );
+    expect(body).toMatchObject({ bedrock_key_config: { region: 'eu-west-1' } });
+    expect(body['bedrock_key_config']).toEqual({ region: 'eu-west-1' });
+  });
+
   it('a key needs its Provider to exist and be Ready', () => {
     expect(resolveProvider(caches({}), 'openai')).toMatchObject({
       ok: false,

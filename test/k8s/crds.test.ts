@@ -260,6 +260,13 @@ describe('generated CRDs', () => {
       { ...samples.ProviderKey, bedrock },
       'set at most one of azure, bedrock, vertex, replicate',
     );
+    const { accessKeySecretRef: _a, ...halfPair } = bedrock;
+    await expectRefused(
+      'ProviderKey',
+      'half-pair',
+      { providerRef: { name: 'bedrock' }, bedrock: halfPair },
+      'set accessKeySecretRef and secretKeySecretRef together, or neither',
+    );
     await expectRefused(
       'MCPClient',
       'no-headers',

@@ -1,7 +1,7 @@
 // Child processes of the benchmark (mock upstream, pass-through, gateway) and what /proc says about
 // them: resident memory and CPU time. Every child started here is stopped by stopAll(), also on exit.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 
 const children = new Set<ChildProcess>();
 
@@ -137,6 +137,36 @@ export async function cpuMs(pid: number): Promise<number> {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * Summed user + system CPU ms of the processes whose command line contains `needle`, and of their children
+ * (Postgres's backends): e.g. this run's Redis or Postgres, told apart from others on the machine by port.
+ */
+export async function cpuMsMatching(needle: string): Promise<number> {
+  const procs: { pid: number; ppid: number; ms: number; matches: boolean }[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).replaceAll('\0', ' ');
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+      procs.push({ pid: Number(entry), ppid: Number(fields[1]), ms, matches: cmdline.includes(needle) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const roots = new Set(procs.filter((p) => p.matches).map((p) => p.pid));
+  return procs.reduce((sum, p) => (roots.has(p.pid) || roots.has(p.ppid) ? sum + p.ms : sum), 0);
+}
+
+/** Busy CPU ms of the whole machine (all cores; /proc/stat, not idle or iowait). */
+export async function machineBusyMs(): Promise<number> {
+  const stat = await readFile('/proc/stat', 'utf8');
+  const fields = (stat.split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const busy = fields.reduce((sum, v, i) => (i === 3 || i === 4 ? sum : sum + v), 0);
+  return busy * 10;
 }
 
 /** Samples the RSS of a set of processes every `everyMs` and keeps each one's peak. */

@@ -11,12 +11,24 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { freePort } from '../harness/ports.ts';
 import { type PostgresServer, startPostgres } from '../harness/postgres.ts';
 import { type RedisServer, startRedis } from '../harness/redis.ts';
 import { readEvidence, setUpGovernance } from './governance.ts';
 import { closedLoop, type Endpoint, mergeStats, openLoop, type RunStats } from './loadgen.ts';
-import { cpuMs, exited, forkServer, killAllNow, RssSampler, rssBytes, type Spawned, stop } from './procs.ts';
+import {
+  cpuMs,
+  cpuMsMatching,
+  exited,
+  forkServer,
+  killAllNow,
+  machineBusyMs,
+  RssSampler,
+  rssBytes,
+  type Spawned,
+  stop,
+} from './procs.ts';
 import { GOVERNED, LABELS, type Phase, type Results, render, type Settings, type TargetName } from './report.ts';
 import { FORMAT_TARGETS, type FormatTargetName } from './report-wire.ts';
 import { ADMIN_KEY, startGateway } from './start-gateway.ts';
@@ -148,6 +160,31 @@ function target(name: TargetName, pid: number, port: number, model: string, head
 /** Requests sent with the virtual key, to compare with what its rate limit counted. */
 let governedSent = 0;
 
+/** CPU ms so far of Redis and Postgres (BENCH_DB=postgres; 0 otherwise) and of the whole machine. */
+async function stateCpuMs(): Promise<[number, number, number]> {
+  if (redis === undefined || postgres === undefined) return [0, 0, await machineBusyMs()];
+  return [
+    await cpuMsMatching(`127.0.0.1:${redis.port}`),
+    await cpuMsMatching(`-p ${postgres.port}`),
+    await machineBusyMs(),
+  ];
+}
+
+/** EVALSHA/EVAL calls and Redis's own µs per call so far (INFO commandstats): how well script calls batch. */
+async function scriptStats(url: string): Promise<string> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const info = await client.info('commandstats');
+    const stats = [...info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/gm)];
+    return stats.map(([, name, calls, usec]) => `${name} ${calls} calls, ${usec} µs`).join('; ');
+  } catch (error) {
+    return `unknown (${String(error)})`;
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Runs one measurement of `t`, counting what the governed target sends. */
 async function measure(t: Target, run: Promise<RunStats>): Promise<RunStats> {
   const stats = await run;
@@ -164,16 +201,23 @@ async function interleaved(
   what: string,
   slice: (t: Target, share: number) => Promise<RunStats>,
 ): Promise<Map<TargetName, Phase>> {
-  const slices = new Map<TargetName, { stats: RunStats[]; cpuMs: number; p50s: number[] }>();
+  const slices = new Map<
+    TargetName,
+    { stats: RunStats[]; cpuMs: number; redisMs: number; postgresMs: number; machineMs: number; p50s: number[] }
+  >();
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
-      const before = await cpuMs(t.pid);
+      const before = [await cpuMs(t.pid), ...(await stateCpuMs())];
       const stats = await measure(t, slice(t, 1 / rounds));
-      const after = await cpuMs(t.pid);
-      const entry = slices.get(t.name) ?? { stats: [], cpuMs: 0, p50s: [] };
+      const after = [await cpuMs(t.pid), ...(await stateCpuMs())];
+      const entry = slices.get(t.name) ?? { stats: [], cpuMs: 0, redisMs: 0, postgresMs: 0, machineMs: 0, p50s: [] };
       entry.stats.push(stats);
       if (stats.ok > 0) entry.p50s.push(stats.latency.percentile(50));
-      entry.cpuMs += after - before;
+      const d = after.map((v, i) => v - (before[i] ?? 0));
+      entry.cpuMs += d[0] ?? 0;
+      entry.redisMs += d[1] ?? 0;
+      entry.postgresMs += d[2] ?? 0;
+      entry.machineMs += d[3] ?? 0;
       slices.set(t.name, entry);
       await sleep(PAUSE_MS);
     }
@@ -186,9 +230,12 @@ async function interleaved(
     const s = stats.latency.summary();
     const first = stats.firstChunk.count > 0 ? `, first chunk p50 ${stats.firstChunk.percentile(50) / 1000} ms` : '';
     const error = stats.firstError ? ` (${stats.firstError})` : '';
+    const perReq = (ms: number): string => (stats.ok > 0 ? ((ms * 1000) / stats.ok).toFixed(0) : '-');
+    const state = usePostgres ? `, Redis ${perReq(entry.redisMs)}, Postgres ${perReq(entry.postgresMs)}` : '';
     log(
       `${what}, ${LABELS[name]}: ${stats.throughput.toFixed(0)} req/s, p50 ${s.p50 / 1000} ms, ` +
-        `p99 ${s.p99 / 1000} ms${first}, ${stats.errors} errors${error}, send lag max ${stats.maxSendLagMs.toFixed(1)} ms`,
+        `p99 ${s.p99 / 1000} ms${first}, ${stats.errors} errors${error}, send lag max ${stats.maxSendLagMs.toFixed(1)} ms; ` +
+        `CPU µs/req: target ${perReq(entry.cpuMs)}${state}, machine ${perReq(entry.machineMs)}`,
     );
   }
   return phases;
@@ -321,6 +368,8 @@ async function main(): Promise<void> {
       sent: governedSent,
       evidence: await readEvidence(gatewayOrigin, vkValue),
     };
+    if (redis !== undefined)
+      log(`Redis script commands for ${governedSent} governed requests: ${await scriptStats(redis.url)}`);
   }
 
   const notes: string[] = [];

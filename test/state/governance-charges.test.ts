@@ -108,13 +108,30 @@ describe.each(drivers)('ChargeStore: $name', (driver) => {
     await store.close();
   });
 
+  it('keeps callers that arrive during a write in their own window: one INSERT per window under a steady trickle', async () => {
+    const { db: spied, inserts } = counting(db);
+    const store = new ChargeStore(spied, { batchWindowMs: 40 });
+    const started = performance.now();
+    const recorded: Promise<unknown>[] = [];
+    for (let i = 0; i < 60; i++) {
+      recorded.push(store.record([charge(`trickle-${i}`, 1)]));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await Promise.all(recorded);
+    const windows = Math.ceil((performance.now() - started) / 40);
+    // Writing the callers that arrived during a write as soon as it ended made one INSERT per write instead.
+    expect(inserts()).toBeLessThanOrEqual(windows + 1);
+    expect(await rowsOf(budget, 'trickle-59')).toHaveLength(1);
+    await store.close();
+  });
+
   it('writes a full batch at once and everything pending on flush', async () => {
     const { db: spied, inserts } = counting(db);
     const store = new ChargeStore(spied, { batchWindowMs: 60_000, maxBatchRows: 3 });
     // Resolves long before the 60 s window: the batch is full.
     await store.record([charge('full-1', 1), charge('full-2', 1), charge('full-3', 1)]);
     expect(await rowsOf(budget, 'full-2')).toHaveLength(1);
-    // Callers arriving while a write is in flight join the next write at once; wait until none is.
+    // Callers arriving while a write is in flight form the next write; wait until none is.
     await store.flush();
     const pending = store.record([charge('pending', 1)]);
     await sleep(50);

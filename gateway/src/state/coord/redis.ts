@@ -1,10 +1,10 @@
 // The Redis coordinator: shared counters, scripts and change events across gateway pods (ioredis).
 // Two connections: commands, and subscriptions (a subscribed connection is reserved for pub/sub).
 // Commands fail fast while Redis is unreachable (no offline queue); both connections reconnect forever.
-import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { messageOf } from '../../util/errors.ts';
 import { CoordError, ttlArg } from './errors.ts';
+import { ScriptBatcher, toCoordError } from './redis-batch.ts';
 import { INCR_SCRIPT, incrArgs } from './scripts.ts';
 import type { Coordinator, CoordScript, Unsubscribe } from './types.ts';
 
@@ -38,31 +38,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     timer = setTimeout(() => reject(new CoordError('unavailable', `${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Errors Redis replied with (vs. connection errors raised by the client). */
-function isReplyError(error: unknown): error is Error {
-  return error instanceof Error && error.name === 'ReplyError';
-}
-
-function toCoordError(error: unknown): CoordError {
-  if (error instanceof CoordError) return error;
-  const message = messageOf(error);
-  if (!isReplyError(error)) return new CoordError('unavailable', `redis unavailable: ${message}`, { cause: error });
-  if (message.startsWith('WRONGTYPE')) return new CoordError('wrong_type', message, { cause: error });
-  if (/not an integer|not a valid float/.test(message))
-    return new CoordError('not_a_number', message, { cause: error });
-  return new CoordError('command_failed', message, { cause: error });
-}
-
-const shas = new WeakMap<CoordScript<unknown>, string>();
-function shaOf(script: CoordScript<unknown>): string {
-  let sha = shas.get(script);
-  if (sha === undefined) {
-    sha = createHash('sha1').update(script.lua).digest('hex');
-    shas.set(script, sha);
-  }
-  return sha;
 }
 
 export async function openRedisCoordinator(options: RedisCoordinatorOptions): Promise<Coordinator> {
@@ -150,22 +125,18 @@ export async function openRedisCoordinator(options: RedisCoordinatorOptions): Pr
     }
   };
 
-  const run = <R>(script: CoordScript<R>, keys: readonly string[], args: readonly (string | number)[]): Promise<R> =>
-    call(async () => {
-      const argv = [...keys.map((key) => prefix + key), ...args.map((arg) => String(arg))];
-      let reply: unknown;
-      try {
-        reply = await main.evalsha(shaOf(script), keys.length, ...argv);
-      } catch (error) {
-        if (!(isReplyError(error) && error.message.startsWith('NOSCRIPT'))) throw scriptError(script, error);
-        // First use on this server (or after a restart / SCRIPT FLUSH): EVAL loads the script into its cache.
-        reply = await main.eval(script.lua, keys.length, ...argv).catch((evalError: unknown) => {
-          throw scriptError(script, evalError);
-        });
-      }
-      // The Lua implementation is written to return R (the contract suite checks it against the local one).
-      return reply as R;
-    });
+  // Script calls (admissions, settlements) are batched while one is in flight: redis-batch.ts.
+  const scripts = new ScriptBatcher(main, { timeoutMs: connectionOptions.commandTimeout });
+  const run = <R>(script: CoordScript<R>, keys: readonly string[], args: readonly (string | number)[]): Promise<R> => {
+    if (closed) return Promise.reject(new CoordError('closed', 'the coordinator is closed'));
+    const prefixed = keys.map((key) => prefix + key);
+    // The Lua implementation is written to return R (the contract suite checks it against the local one).
+    return scripts.run(
+      script,
+      prefixed,
+      args.map((arg) => String(arg)),
+    ) as Promise<R>;
+  };
 
   return {
     kind: 'redis',
@@ -246,9 +217,4 @@ export async function openRedisCoordinator(options: RedisCoordinatorOptions): Pr
       );
     },
   };
-}
-
-function scriptError(script: CoordScript<unknown>, error: unknown): CoordError {
-  if (!isReplyError(error)) return toCoordError(error);
-  return new CoordError('script_failed', `script ${script.name} failed: ${error.message}`, { cause: error });
 }

@@ -61,3 +61,36 @@ export function incrArgs(by: number, ttlMs: number): string[] {
   if (!Number.isFinite(by)) throw new CoordError('invalid_argument', `increment must be a finite number, got ${by}`);
   return [String(by), String(ttlMs), Number.isSafeInteger(by) ? '1' : '0'];
 }
+
+/**
+ * The batch form of a script's Lua: one EVALSHA runs the script once per call, in order, each call atomic as
+ * on its own (Redis runs the whole batch without interleaving other commands). KEYS: every call's keys in
+ * order. ARGV: number of calls, then per call its key count, its argument count and its arguments.
+ * Replies per call `{1, reply}` or `{0, error message}`: a call that fails (WRONGTYPE, a Lua error) fails
+ * alone, with what it changed before the error kept, as a single EVALSHA would.
+ */
+export function batchLua(lua: string): string {
+  return `local function one(KEYS, ARGV)
+${lua}
+end
+local n = tonumber(ARGV[1])
+local reply = {}
+local a, k = 2, 0
+for i = 1, n do
+  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  a = a + 2
+  local keys, args = {}, {}
+  for j = 1, nk do keys[j] = KEYS[k + j] end
+  for j = 1, na do args[j] = ARGV[a + j - 1] end
+  k, a = k + nk, a + na
+  local ok, r = pcall(one, keys, args)
+  if ok then
+    reply[i] = {1, r}
+  elseif type(r) == 'table' then
+    reply[i] = {0, tostring(r.err or 'script error')}
+  else
+    reply[i] = {0, tostring(r)}
+  end
+end
+return reply`;
+}

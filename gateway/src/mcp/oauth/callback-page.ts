@@ -1,38 +1,21 @@
 // The page the browser shows after the authorization server redirected it to `/api/oauth/callback`: plain HTML,
 // every value escaped, never cached, never framed, no referrer, and one hashed inline script that closes the
 // popup after a moment (a tab opened by hand ignores `window.close()` and keeps the message). No secret is shown.
-import { createHash } from 'node:crypto';
+import { escapeHtml, type HtmlPage, hashSource, pageHeaders } from './html.ts';
 import type { OAuthCallbackResult } from './types.ts';
 
-export interface CallbackPage {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+export type CallbackPage = HtmlPage;
 
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1f2328}' +
   'h1{font-size:1.4rem}.ok{color:#1a7f37}.err{color:#cf222e}';
 const SCRIPT = 'setTimeout(function(){window.close()},1500);';
-const hash = (s: string) => createHash('sha256').update(s).digest('base64');
 
 export const CALLBACK_CSP =
-  `default-src 'none'; script-src 'sha256-${hash(SCRIPT)}'; style-src 'sha256-${hash(STYLE)}'; ` +
+  `default-src 'none'; script-src ${hashSource(SCRIPT)}; style-src ${hashSource(STYLE)}; ` +
   `base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
-const HEADERS: Record<string, string> = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  pragma: 'no-cache',
-  'content-security-policy': CALLBACK_CSP,
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+const HEADERS = pageHeaders(CALLBACK_CSP);
 
 function page(status: number, title: string, cls: string, inner: string, script: boolean): CallbackPage {
   const body =

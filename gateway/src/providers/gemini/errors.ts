@@ -1,6 +1,8 @@
 // Google API errors (Gemini API and Vertex AI): `{error: {code, message, status, details}}`, which Vertex
 // sometimes wraps in an array. `status` (e.g. RESOURCE_EXHAUSTED) becomes the type, the ErrorInfo reason
 // (e.g. API_KEY_INVALID) the code, and a RetryInfo delay the retry-after when no header carries one.
+
+import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import { type ErrorBodyParser, send, type UpstreamRequest, type UpstreamResponse } from '../shared/http.ts';
 import type { CallContext } from '../types.ts';
@@ -14,13 +16,13 @@ export interface GoogleErrorInfo {
 
 export function parseGoogleError(status: number, body: unknown, text: string): GoogleErrorInfo {
   const root = Array.isArray(body) ? body[0] : body;
-  const err = isObject(root) ? root['error'] : undefined;
-  if (!isObject(err)) return { message: text.slice(0, 500) || `upstream returned HTTP ${status}` };
+  const err = isRecord(root) ? root['error'] : undefined;
+  if (!isRecord(err)) return { message: text.slice(0, 500) || `upstream returned HTTP ${status}` };
   const info: GoogleErrorInfo = { message: typeof err['message'] === 'string' ? err['message'] : text.slice(0, 500) };
   if (typeof err['status'] === 'string') info.type = err['status'];
   const details = Array.isArray(err['details']) ? err['details'] : [];
   for (const d of details) {
-    if (!isObject(d)) continue;
+    if (!isRecord(d)) continue;
     if (typeof d['reason'] === 'string' && info.code === undefined) info.code = d['reason'];
     if (typeof d['retryDelay'] === 'string') {
       const seconds = Number.parseFloat(d['retryDelay']);
@@ -70,8 +72,4 @@ export async function sendGoogleJson<T>(
     if (err instanceof ProviderError) throw err;
     throw new ProviderError('bad_response', 'upstream returned a body that is not JSON', { cause: err });
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -4,6 +4,7 @@
 // The library caches each token and fetches a new one five minutes before it expires, one fetch for concurrent callers.
 import { readFile } from 'node:fs/promises';
 import { type AuthClient, GoogleAuth } from 'google-auth-library';
+import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import type { CallContext } from '../types.ts';
 
@@ -89,7 +90,7 @@ function parseCredentials(text: string): Record<string, unknown> {
   } catch {
     throw misconfigured('vertex auth_credentials is not valid JSON (expected a service-account key file)');
   }
-  if (!isObject(v)) throw misconfigured('vertex auth_credentials must be a JSON object');
+  if (!isRecord(v)) throw misconfigured('vertex auth_credentials must be a JSON object');
   return v;
 }
 
@@ -99,7 +100,7 @@ async function adcFile(): Promise<Record<string, unknown> | undefined> {
   if (!path) return undefined;
   try {
     const v: unknown = JSON.parse(await readFile(path, 'utf8'));
-    return isObject(v) ? v : undefined;
+    return isRecord(v) ? v : undefined;
   } catch {
     return undefined; // google-auth-library reports an unreadable file with its own message
   }
@@ -140,11 +141,11 @@ function setupError(keyName: string, fromKey: boolean, err: unknown): ProviderEr
 function tokenError(keyName: string, err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   const detail = err instanceof Error ? err.message : String(err);
-  const response = isObject(err) && isObject(err['response']) ? err['response'] : undefined;
+  const response = isRecord(err) && isRecord(err['response']) ? err['response'] : undefined;
   const status = typeof response?.['status'] === 'number' ? response['status'] : undefined;
   const message = `vertex: could not obtain an access token: ${detail}`;
   if (status !== undefined) {
-    const data = isObject(response?.['data']) ? response['data'] : {};
+    const data = isRecord(response?.['data']) ? response['data'] : {};
     const type = typeof data['error'] === 'string' ? data['error'] : undefined;
     // A refused grant means bad gateway credentials: an authentication failure, not a bad request.
     if (status >= 400 && status < 500 && status !== 429) {
@@ -152,17 +153,13 @@ function tokenError(keyName: string, err: unknown): ProviderError {
     }
     return new ProviderError('upstream', message, { status, ...(type ? { type } : {}), cause: err });
   }
-  const code = isObject(err) ? err['code'] : undefined;
+  const code = isRecord(err) ? err['code'] : undefined;
   if (code === 'TimeoutError' || /timeout|timed out/i.test(detail)) {
     return new ProviderError('timeout', message, { cause: err });
   }
   // Not an HTTP failure: a key the library cannot sign with, an unreadable credential file, ...
-  if (!isObject(err) || !('config' in err)) {
+  if (!isRecord(err) || !('config' in err)) {
     return misconfigured(`vertex key '${keyName}': unusable credentials: ${detail}`, err);
   }
   return new ProviderError('network', message, { cause: err });
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,41 +1,24 @@
 // The per-user consent page: plain server-rendered HTML (no script, one hashed inline style), every value
 // escaped. Pure: a flow's view in, status + headers + body out. The page is public and its URL (the flow id) is
 // the capability, so it shows no secret and nothing beyond the MCP client and the identity being authorized.
-import { createHash } from 'node:crypto';
 import type { FlowRecord } from '../../../state/services/oauth/per-user-flows.ts';
+import { escapeHtml, type HtmlPage, hashSource, pageHeaders } from '../html.ts';
 
-export interface HtmlPage {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+export { escapeHtml, type HtmlPage };
 
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1f2328}' +
   'h1{font-size:1.4rem}.state{padding:.75rem 1rem;border-radius:6px;background:#f6f8fa}' +
   'a.button{display:inline-block;padding:.6rem 1.2rem;border-radius:6px;background:#1f6feb;color:#fff;' +
   'text-decoration:none}dt{font-weight:600}dd{margin:0 0 .5rem}';
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /** No script at all, nothing loaded from anywhere, no framing, no form posts; only the page's own style. */
 export const CONSENT_CSP =
-  `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'; ` +
+  `default-src 'none'; style-src ${hashSource(STYLE)}; base-uri 'none'; form-action 'none'; ` +
   `frame-ancestors 'none'`;
 
-/** Headers of every consent and callback page: never cached, never framed, the capability URL never leaked. */
-export const PAGE_HEADERS: Record<string, string> = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  pragma: 'no-cache',
-  'content-security-policy': CONSENT_CSP,
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+/** Headers of every consent page: never cached, never framed, the capability URL never leaked. */
+const PAGE_HEADERS = pageHeaders(CONSENT_CSP);
 
 function page(status: number, title: string, inner: string): HtmlPage {
   const body =

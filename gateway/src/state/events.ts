@@ -7,8 +7,9 @@ export const ChangeEvent = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('provider'), name: z.string() }),
   z.object({ kind: z.literal('client_config') }),
   z.object({ kind: z.literal('admin_keys') }),
-  // Virtual keys, teams, customers, budgets, pricing overrides, routing rules: small tables, reloaded together.
-  z.object({ kind: z.literal('governance') }),
+  // Virtual keys, teams, customers, budgets, pricing overrides, routing rules: reloaded together, or, when the
+  // event names the virtual keys that changed (and nothing else did), just those keys.
+  z.object({ kind: z.literal('governance'), virtual_key_ids: z.array(z.string()).min(1).max(1000).optional() }),
   // MCP clients (their rows, OAuth configuration status): reloaded together; pods reconcile connections.
   z.object({ kind: z.literal('mcp') }),
 ]);

@@ -49,6 +49,8 @@ export interface StateOptions {
   /** Full reload period that heals missed change events. */
   fullReloadMs?: number;
   now?: () => number;
+  /** Admit governed requests from this pod's leases while limits are far away (default on; leases.ts). */
+  governanceLeases?: boolean;
 }
 
 export interface State {
@@ -115,7 +117,12 @@ export async function openState(opts: StateOptions): Promise<State> {
     spool: opts.spoolDir ? new ChargeSpool({ dir: opts.spoolDir }) : undefined,
     log: opts.log,
   });
-  const counters = new GovernanceCounters(coord, charges);
+  // Governed requests are admitted from this pod's leases while their limits are far away (leases.ts).
+  const counters = new GovernanceCounters(
+    coord,
+    charges,
+    opts.governanceLeases === false ? {} : { leases: { now, log: opts.log } },
+  );
   const heal = () =>
     counters.heal(now()).catch((err: Error) => {
       // Still down: retried by the timer below, no warning every 2 s of an outage.
@@ -157,6 +164,7 @@ export async function openState(opts: StateOptions): Promise<State> {
     async close() {
       clearInterval(timer);
       clearInterval(healTimer);
+      await counters.close().catch(() => undefined);
       await charges.close().catch(() => undefined);
       await unsubscribe().catch(() => undefined);
       await coord.close();

@@ -11,7 +11,7 @@ import type { Db } from './db/types.ts';
 import type { ChangeEvent } from './events.ts';
 import { readAdminKeyHashes } from './services/admin-keys.ts';
 import { readClientConfig } from './services/client-config.ts';
-import { loadGovernanceConsistent } from './services/governance/load.ts';
+import { loadGovernanceConsistent, reloadVirtualKeys } from './services/governance/load.ts';
 import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
 import { readMcpClients } from './services/mcp/rows.ts';
 import { toNetworkConfig } from './services/network.ts';
@@ -23,6 +23,11 @@ export interface ProviderEntry {
   keys: ProviderKey[];
   keysById: Map<string, ProviderKey>;
   keysByName: Map<string, ProviderKey>;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
 }
 
 export interface SnapshotLogger {
@@ -81,7 +86,7 @@ export class Snapshot {
     this.providers = next;
     this.client = await readClientConfig(this.db, this.droppedClientFields);
     this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
-    this.governance = await loadGovernanceConsistent(this.db);
+    await this.governanceChanged(undefined);
     await this.reloadMcpClients();
     this.version++;
   }
@@ -98,13 +103,58 @@ export class Snapshot {
         this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
         break;
       case 'governance':
-        this.governance = await loadGovernanceConsistent(this.db);
+        await this.governanceChanged(event.virtual_key_ids);
         break;
       case 'mcp':
         await this.reloadMcpClients();
         break;
     }
     this.version++;
+  }
+
+  /** Governance changes not yet read: everything (`full`) or just these virtual keys. */
+  private governancePending: { full: boolean; ids: Set<string>; waiters: Waiter[] } = {
+    full: false,
+    ids: new Set(),
+    waiters: [],
+  };
+  private governanceReading = false;
+
+  /**
+   * Reads the governance changes (all of it when `ids` is undefined) into the model; resolves once a read that
+   * started after this call has finished. One read at a time, and the changes that arrive meanwhile are read
+   * together by the next: a burst of change events (an operator applying 1,000 VirtualKeys) costs a few reads
+   * instead of one full reload each, and a slow full read can never overwrite a newer key with an older copy.
+   */
+  private governanceChanged(ids: readonly string[] | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const pending = this.governancePending;
+      if (ids === undefined) pending.full = true;
+      else for (const id of ids) pending.ids.add(id);
+      pending.waiters.push({ resolve, reject });
+      if (!this.governanceReading) void this.readGovernance();
+    });
+  }
+
+  private async readGovernance(): Promise<void> {
+    this.governanceReading = true;
+    try {
+      while (this.governancePending.waiters.length > 0) {
+        const { full, ids, waiters } = this.governancePending;
+        this.governancePending = { full: false, ids: new Set(), waiters: [] };
+        try {
+          this.governance = full
+            ? await loadGovernanceConsistent(this.db)
+            : await reloadVirtualKeys(this.db, this.governance, ids);
+          this.version++;
+          for (const w of waiters) w.resolve();
+        } catch (err) {
+          for (const w of waiters) w.reject(err);
+        }
+      }
+    } finally {
+      this.governanceReading = false;
+    }
   }
 
   private readonly mcpListeners = new Set<() => void>();

@@ -3,12 +3,13 @@
 // is loaded back from the durable charges in Postgres on the next admission.
 import { CoordError } from '../coord/errors.ts';
 import { INVALIDATE_BUDGET } from '../coord/governance/invalidate.ts';
-import { budgetKeys, type RateKind, rateKey } from '../coord/governance/keys.ts';
+import { budgetKeys, type RateKind, rateKey, rateLeaseKey } from '../coord/governance/keys.ts';
 import { ADMIT, LOAD_BUDGET, READ_BUDGETS, READ_RATES, RESERVED_IDS, SETTLE } from '../coord/governance/scripts.ts';
 import type { ScriptReply } from '../coord/scripts.ts';
 import type { Coordinator } from '../coord/types.ts';
 import { isUnavailable } from '../errors.ts';
 import type { ChargeStore } from './charges.ts';
+import { LeaseBook, type LeaseBookOptions, type LeaseTicket } from './leases.ts';
 import {
   checkBudget,
   checkInt,
@@ -110,6 +111,8 @@ export interface RateCounterRef {
 export interface GovernanceCountersOptions {
   /** Admission attempts (each may load one budget from Postgres) before giving up. Default: budgets + 3. */
   maxAttempts?: number;
+  /** Admit from this pod's leases while limits are far away (leases.ts); off unless given. */
+  leases?: Omit<LeaseBookOptions, 'onStale'>;
 }
 
 /** A budget period whose Redis usage missed settlements while Redis was unreachable. */
@@ -129,12 +132,28 @@ export class GovernanceCounters {
   readonly #charges: ChargeStore;
   readonly #maxAttempts: number | undefined;
   readonly #stale = new Map<string, StalePeriod>();
+  readonly #leases: LeaseBook | undefined;
   #healing: Promise<void> | undefined;
 
   constructor(coord: Coordinator, charges: ChargeStore, options: GovernanceCountersOptions = {}) {
     this.#coord = coord;
     this.#charges = charges;
     this.#maxAttempts = options.maxAttempts;
+    if (options.leases !== undefined)
+      this.#leases = new LeaseBook(coord, {
+        ...options.leases,
+        onStale: (budget, leaseId) => this.#markStale(leaseId, [budget]),
+      });
+  }
+
+  /** Leases this pod holds (0 without leasing). */
+  get leases(): number {
+    return this.#leases?.size ?? 0;
+  }
+
+  /** Reports what the leases used and gives their unused capacity back (shutdown). */
+  async close(): Promise<void> {
+    await this.#leases?.close();
   }
 
   /** Budget periods waiting for `heal` (their settlement or release could not reach Redis). */
@@ -194,6 +213,8 @@ export class GovernanceCounters {
       'budget',
       budgetKeyList.map(([usage]) => usage),
     );
+    const leased = this.#leases?.admit(req, rateKeys, budgetKeyList);
+    if (leased !== undefined) return leased;
     const keys = [...rateKeys, ...budgetKeyList.flat()];
     const args: (string | number)[] = [
       req.now,
@@ -244,6 +265,7 @@ export class GovernanceCounters {
       'budget',
       req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs)[0]),
     );
+    const ticket = this.#leases?.take(req.requestId);
     let result: SettleResult = { durable: true };
     let spooled = false;
     const charges = req.budgets
@@ -259,11 +281,27 @@ export class GovernanceCounters {
     } catch (error) {
       result = { durable: false, error };
     }
+    if (ticket !== undefined) {
+      await this.#settleLeased(req, ticket, spooled);
+      return result;
+    }
     const missing = await this.#settleOrMark(req.requestId, req.now, req.budgets, req.tokens);
     // The usage key was missing or dropped: the next load sums Postgres, which lacks a charge still in this
     // pod's spool. Healing drains the spool first, then drops the period's usage again, so the load is exact.
     if (spooled && missing.length > 0) this.#markStale(req.requestId, missing);
     return result;
+  }
+
+  /** A request admitted from leases: its costs go to the leases, except where a lease was handed over. */
+  async #settleLeased(req: SettleRequest, ticket: LeaseTicket, spooled: boolean): Promise<void> {
+    const leases = this.#leases;
+    if (leases === undefined) return;
+    const handedOver = await leases.settled(req.requestId, ticket, req.budgets);
+    // A charge in the spool is not in a Postgres sum yet: the period is loaded again once it is drained.
+    if (spooled) this.#markStale(req.requestId, req.budgets);
+    if (handedOver.length === 0 && req.tokens.length === 0) return;
+    const missing = await this.#settleOrMark(req.requestId, req.now, handedOver, req.tokens);
+    if (spooled && missing.length > 0) this.#markStale(req.requestId, missing);
   }
 
   async #settleOrMark(
@@ -291,10 +329,17 @@ export class GovernanceCounters {
       'budget',
       req.budgets.map((b) => budgetKeys(b.budgetId, b.periodStartMs)[0]),
     );
+    let budgets = req.budgets;
+    const ticket = this.#leases?.take(req.requestId);
+    if (ticket !== undefined && this.#leases !== undefined) {
+      const handedOver = new Set(await this.#leases.released(req.requestId, ticket));
+      budgets = budgets.filter((_, j) => handedOver.has(j));
+      if (budgets.length === 0) return;
+    }
     await this.#settleOrMark(
       req.requestId,
       req.now,
-      req.budgets.map((b) => ({ ...b, costNano: 0 })),
+      budgets.map((b) => ({ ...b, costNano: 0 })),
       [],
     );
   }
@@ -302,6 +347,7 @@ export class GovernanceCounters {
   /** Used and reserved amounts per budget period; from Postgres when the coordinator has no usage for it. */
   async usage(budgets: readonly { budgetId: string; periodStartMs: number }[], now: number): Promise<BudgetUsage[]> {
     checkInt('now', now, 0);
+    await this.#leases?.sync();
     const keys = budgets.flatMap((b) => budgetKeys(b.budgetId, b.periodStartMs).slice(0, 2));
     let reply: ScriptReply;
     try {
@@ -328,7 +374,11 @@ export class GovernanceCounters {
 
   /** Current value of each rate counter (0 when the window has no counter yet). */
   async rateCounts(rates: readonly RateCounterRef[]): Promise<number[]> {
-    const keys = rates.map((r) => rateKey(r.scope, r.id, r.kind, r.windowStartMs));
+    await this.#leases?.sync();
+    const keys = rates.flatMap((r) => [
+      rateKey(r.scope, r.id, r.kind, r.windowStartMs),
+      rateLeaseKey(r.scope, r.id, r.kind, r.windowStartMs),
+    ]);
     const reply = await this.#coord.run(READ_RATES, keys, []);
     if (!isNumberArray(reply)) throw new CoordError('script_failed', 'unexpected reply of the rate read script');
     return reply;

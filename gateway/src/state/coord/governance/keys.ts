@@ -19,6 +19,17 @@ export function rateKey(scope: string, id: string, kind: RateKind, windowStartMs
 }
 
 /**
+ * `rll:<scope>:<id>:<kind>:<windowStartMs>`: request capacity pods took from the counter in leases and have
+ * not reported used yet (state/governance/leases.ts); reads subtract it from the counter.
+ */
+export function rateLeaseKey(scope: string, id: string, kind: RateKind, windowStartMs: number): string {
+  return `rll${rateKey(scope, id, kind, windowStartMs).slice(2)}`;
+}
+
+/** Field prefix of a pod's lease in a budget's reservations hash (see lease-scripts.ts). */
+export const LEASE_PREFIX = 'lease:';
+
+/**
  * The three keys of one budget period, in the order the scripts take them:
  * - `bu:` usage hash: `used` (charged nano-USD), `reserved` (sum of live reservations), `next` (a lower bound of
  *   the earliest reservation expiry; absent when no reservation is tracked);

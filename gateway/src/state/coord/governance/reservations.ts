@@ -1,6 +1,8 @@
 // Helpers shared by the governance scripts, once in Lua and once over LocalStore with the same semantics.
 // Reservations live in a hash (requestId -> `<amount>:<expiresAtMs>`, or `c:<expiresAtMs>` once a load from
-// Postgres counted the request's charge: see LOAD_BUDGET); LocalStore has no sorted sets, so the
+// Postgres counted the request's charge: see LOAD_BUDGET). A pod's lease (`lease:<pod>:<n>`, lease-scripts.ts)
+// is a reservation too; a load marks it lost (`x<amount>:<expiresAtMs>`: it still reserves its amount until its
+// pod hands its requests over); LocalStore has no sorted sets, so the
 // usage hash keeps `next`, a lower bound of the earliest expiry: purging scans the reservations only once
 // that bound has passed (about once per reservation TTL per budget), else it costs one HGET and one EXISTS.
 import type { LocalStore } from '../types.ts';
@@ -13,7 +15,7 @@ export const LUA_HELPERS = `local function ttl(endMs, grace, now)
 end
 local function reservationAmount(entry)
   if not entry then return 0 end
-  local amount = string.match(entry, '^(%d+):%d+$')
+  local amount = string.match(entry, '^x?(%d+):%d+$')
   if amount == nil then return 0 end
   return tonumber(amount)
 end
@@ -21,7 +23,7 @@ local function isCounted(entry)
   return entry and string.match(entry, '^c:%d+$') ~= nil
 end
 local function entryExpiry(entry)
-  return string.match(entry, '^%d+:(%d+)$') or string.match(entry, '^c:(%d+)$')
+  return string.match(entry, '^x?%d+:(%d+)$') or string.match(entry, '^c:(%d+)$')
 end
 local function recompute(bu, br, now)
   local entries = redis.call('HGETALL', br)
@@ -56,7 +58,9 @@ export function ttlLocal(endMs: string, grace: number, now: number): number {
   return Math.max(Number(endMs) + grace - now, 1_000);
 }
 
-const RESERVATION = /^(\d+):(\d+)$/;
+const RESERVATION = /^x?(\d+):(\d+)$/;
+/** A lease entry still in force (a lost one starts with `x`). */
+export const LIVE_LEASE = /^\d+:\d+$/;
 const COUNTED = /^c:(\d+)$/;
 
 /** The entry of a reservation whose charge a load from Postgres already put in `used` (it reserves nothing). */

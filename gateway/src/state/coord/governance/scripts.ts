@@ -5,7 +5,7 @@
 // Amounts are integer nano-USD; Lua numbers are doubles, so totals must stay below 2^53 (~9e6 USD).
 import type { ScriptReply } from '../scripts.ts';
 import type { CoordScript } from '../types.ts';
-import { BUDGET_GRACE_MS, RATE_GRACE_MS } from './keys.ts';
+import { BUDGET_GRACE_MS, LEASE_PREFIX, RATE_GRACE_MS } from './keys.ts';
 import {
   at,
   countedEntry,
@@ -13,6 +13,7 @@ import {
   existsLocal,
   hnumLocal,
   isCountedLocal,
+  LIVE_LEASE,
   LUA_HELPERS,
   purgeLocal,
   recomputeLocal,
@@ -261,7 +262,10 @@ return reply`,
  * periodEndMs, ...countedIds (requests of RESERVED_IDS whose charge the sum includes, read in the same snapshot).
  * Sets `used` (and `reserved` from the live reservations) only when the usage key is absent and no settlement
  * missed it since the generation was read; the reservations of `countedIds` become counted markers, so their
- * settlements (the charge is stored before the settlement runs) add nothing a second time.
+ * settlements (the charge is stored before the settlement runs) add nothing a second time. Pods' leases are
+ * marked lost (`x…`): which of their requests' charges the sum holds is unknown, so a lost lease adds nothing
+ * more (its pod hands its requests over as reservations of their own; lease-scripts.ts), and keeps reserving
+ * its amount until then.
  * Replies `['ok', used]` or `['stale']` (read again).
  */
 export const LOAD_BUDGET: CoordScript<ScriptReply> = {
@@ -278,6 +282,12 @@ for i = 5, #ARGV do
   local expiry = entry and entryExpiry(entry)
   if expiry then redis.call('HSET', KEYS[2], ARGV[i], 'c:' .. expiry) end
 end
+local entries = redis.call('HGETALL', KEYS[2])
+for i = 1, #entries, 2 do
+  if string.sub(entries[i], 1, ${LEASE_PREFIX.length}) == '${LEASE_PREFIX}' and string.match(entries[i + 1], '^%d+:%d+$') then
+    redis.call('HSET', KEYS[2], entries[i], 'x' .. entries[i + 1])
+  end
+end
 recompute(KEYS[1], KEYS[2], now)
 local t = ttl(ARGV[4], ${BUDGET_GRACE_MS}, now)
 redis.call('PEXPIRE', KEYS[1], t)
@@ -293,6 +303,9 @@ return {'ok', tonumber(ARGV[2])}`,
       const entry = store.hget(br, requestId);
       const expiry = entry === null ? undefined : entryExpiryLocal(entry);
       if (expiry !== undefined) store.hset(br, requestId, countedEntry(expiry));
+    }
+    for (const [id, entry] of Object.entries(store.hgetall(br))) {
+      if (id.startsWith(LEASE_PREFIX) && LIVE_LEASE.test(entry)) store.hset(br, id, `x${entry}`);
     }
     recomputeLocal(store, bu, br, now);
     const t = ttlLocal(at(args, 3), BUDGET_GRACE_MS, now);
@@ -352,13 +365,25 @@ return reply`,
   },
 };
 
-/** READ_RATES. KEYS: rate counters. Replies each counter's value (0 when missing). */
+/**
+ * READ_RATES. KEYS: per rate counter (counter, lease key). Replies each counter's value less the capacity pods
+ * hold in leases and have not used yet (0 when missing).
+ */
 export const READ_RATES: CoordScript<ScriptReply> = {
   name: 'governance-read-rates',
   lua: `local reply = {}
-for i = 1, #KEYS do
-  reply[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+for i = 1, #KEYS / 2 do
+  local v = tonumber(redis.call('GET', KEYS[i * 2 - 1]) or '0') - tonumber(redis.call('GET', KEYS[i * 2]) or '0')
+  if v < 0 then v = 0 end
+  reply[i] = v
 end
 return reply`,
-  local: (store, keys) => keys.map((key) => Number(store.get(key) ?? '0')),
+  local: (store, keys) => {
+    const reply: number[] = [];
+    for (let i = 0; i < keys.length / 2; i++) {
+      const v = Number(store.get(at(keys, i * 2)) ?? '0') - Number(store.get(at(keys, i * 2 + 1)) ?? '0');
+      reply.push(Math.max(0, v));
+    }
+    return reply;
+  },
 };

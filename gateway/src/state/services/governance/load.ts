@@ -6,7 +6,7 @@ import type { Db, Queryable } from '../../db/types.ts';
 import { readOwnerModels } from './owners.ts';
 import { readPricingOverrides } from './pricing-overrides.ts';
 import { readRoutingRules } from './routing-rules.ts';
-import { readVirtualKeyRows, toVirtualKeys } from './virtual-keys-rows.ts';
+import { readVirtualKeyRows, readVirtualKeyRowsByIds, toVirtualKeys } from './virtual-keys-rows.ts';
 
 /** Reads every governance table through `q` (several statements: pass a transaction for one consistent view). */
 export async function loadGovernance(q: Queryable): Promise<GovernanceModel> {
@@ -34,5 +34,25 @@ export function loadGovernanceConsistent(db: Db): Promise<GovernanceModel> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     return loadGovernance(tx);
+  });
+}
+
+/**
+ * `model` with the virtual keys `ids` read again (one consistent read of just their rows): a key that is gone is
+ * dropped, a changed value moves to its new hash. A new model; `model` itself is left as it was.
+ */
+export function reloadVirtualKeys(db: Db, model: GovernanceModel, ids: ReadonlySet<string>): Promise<GovernanceModel> {
+  return db.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    const fresh = toVirtualKeys(await readVirtualKeyRowsByIds(tx, [...ids]));
+    const virtualKeysByHash = new Map<string, VirtualKey>();
+    for (const [hash, key] of model.virtualKeysByHash) if (!ids.has(key.id)) virtualKeysByHash.set(hash, key);
+    const virtualKeysById = new Map(model.virtualKeysById);
+    for (const id of ids) virtualKeysById.delete(id);
+    for (const { row, key } of fresh) {
+      virtualKeysByHash.set(row.value_hash, key);
+      virtualKeysById.set(key.id, key);
+    }
+    return { ...model, virtualKeysByHash, virtualKeysById };
   });
 }

@@ -66,6 +66,30 @@ export async function readVirtualKeyRows(q: Queryable, id?: string, lock = false
   return { keys, configs, budgets };
 }
 
+/** The keys with these ids (those that exist), with their provider configs and budgets. */
+export async function readVirtualKeyRowsByIds(q: Queryable, ids: readonly string[]): Promise<VirtualKeyRows> {
+  // A jsonb array, as the other multi-id statements pass ids (both drivers take it the same way).
+  const list = JSON.stringify(ids);
+  const { rows: keys } = await q.query<VirtualKeyRow & Record<string, unknown>>(
+    'SELECT * FROM virtual_keys WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY created_at, name',
+    [list],
+  );
+  if (keys.length === 0) return { keys, configs: [], budgets: [] };
+  const { rows: configs } = await q.query<ProviderConfigRow & Record<string, unknown>>(
+    `SELECT * FROM vk_provider_configs WHERE virtual_key_id IN (SELECT jsonb_array_elements_text($1::jsonb))
+     ORDER BY virtual_key_id, position`,
+    [list],
+  );
+  const { rows: budgets } = await q.query<BudgetRow & Record<string, unknown>>(
+    `SELECT b.* FROM budgets b WHERE b.virtual_key_id IN (SELECT jsonb_array_elements_text($1::jsonb))
+       OR b.provider_config_id IN (SELECT id FROM vk_provider_configs
+                                   WHERE virtual_key_id IN (SELECT jsonb_array_elements_text($1::jsonb)))
+     ORDER BY b.created_at, b.id`,
+    [list],
+  );
+  return { keys, configs, budgets };
+}
+
 /** The read model's keys, each beside its row; budgets carry the key's `calendar_aligned`. */
 export function toVirtualKeys(rows: VirtualKeyRows): { row: VirtualKeyRow; key: VirtualKey }[] {
   const configsByKey = group(rows.configs, (c) => c.virtual_key_id);

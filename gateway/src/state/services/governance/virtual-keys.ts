@@ -1,5 +1,5 @@
-// Virtual keys: validate -> write in one transaction -> publish {kind: 'governance'}. The one write path for the
-// REST API and the operator. The value is shown once, on create; only its SHA-256 and a hint are stored.
+// Virtual keys: validate -> write in one transaction -> publish {kind: 'governance', virtual_key_ids: [id]}. The
+// one write path for the REST API and the operator. The value is shown once, on create; only its SHA-256 and a hint are stored.
 import type { Budget } from '../../../governance/model.ts';
 import type { Db } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
@@ -33,7 +33,8 @@ export interface VirtualKeyServiceDeps {
   usage: BudgetUsageFn;
 }
 
-const GOVERNANCE: ChangeEvent = { kind: 'governance' };
+/** Only this key changed: pods reload just its rows (a burst of key writes costs no full reloads). */
+const keyChanged = (id: string): ChangeEvent => ({ kind: 'governance', virtual_key_ids: [id] });
 const CONFIG: Actor = { source: 'config' };
 
 export class VirtualKeyService {
@@ -69,7 +70,7 @@ export class VirtualKeyService {
       await writeKeyRow(tx, id, input, actor, { hash: valueHash(value), hint: valueHint(value) });
       await writeChildren(tx, id, input, NO_CHILDREN, actor);
     });
-    await this.deps.publish(GOVERNANCE);
+    await this.deps.publish(keyChanged(id));
     return { ...(await this.get(id)), value };
   }
 
@@ -90,7 +91,7 @@ export class VirtualKeyService {
       await writeKeyRow(tx, id, input, actor);
       await writeChildren(tx, id, input, existing, actor);
     });
-    await this.deps.publish(GOVERNANCE);
+    await this.deps.publish(keyChanged(id));
     return this.get(id);
   }
 
@@ -105,7 +106,7 @@ export class VirtualKeyService {
       checkOwner(row, actor);
       await writeValue(tx, id, row.name, { hash: valueHash(value), hint: valueHint(value) });
     });
-    await this.deps.publish(GOVERNANCE);
+    await this.deps.publish(keyChanged(id));
   }
 
   /** Deletes the key with its provider configs, budgets and their charges. */
@@ -121,7 +122,7 @@ export class VirtualKeyService {
       checkOwner(row, actor);
       await tx.query('DELETE FROM virtual_keys WHERE id = $1', [id]);
     });
-    await this.deps.publish(GOVERNANCE);
+    await this.deps.publish(keyChanged(id));
   }
 
   /**
@@ -172,7 +173,7 @@ export class VirtualKeyService {
       await writeValue(tx, id, name, value);
       await writeChildren(tx, id, input, existing, CONFIG);
     });
-    await this.deps.publish(GOVERNANCE);
+    await this.deps.publish(keyChanged(id));
     return id;
   }
 

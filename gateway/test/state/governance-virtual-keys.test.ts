@@ -132,7 +132,8 @@ describe.each(DRIVERS)('on $name', (driver) => {
       const { rows } = await db.query('SELECT * FROM virtual_keys WHERE id = $1', [created['id']]);
       expect(rows[0]?.['value_hash']).toBe(createHash('sha256').update(value).digest('hex'));
       expect(JSON.stringify(rows[0])).not.toContain(value);
-      expect(events).toEqual([{ kind: 'governance' }]);
+      // Only this key changed: pods reload just its rows.
+      expect(events).toEqual([{ kind: 'governance', virtual_key_ids: [created['id']] }]);
 
       const shown = await svc.get(String(created['id']));
       expect(shown).not.toHaveProperty('value');
@@ -297,7 +298,10 @@ describe.each(DRIVERS)('on $name', (driver) => {
       const charges = await db.query('SELECT * FROM usage_charges WHERE budget_id = $1', [keep?.id]);
       expect(charges.rowCount).toBe(1);
       expect(usageCalls.at(-1)?.every((b) => !b.calendar_aligned)).toBe(true);
-      expect(events).toEqual([{ kind: 'governance' }, { kind: 'governance' }]);
+      expect(events).toEqual([
+        { kind: 'governance', virtual_key_ids: [id] },
+        { kind: 'governance', virtual_key_ids: [id] },
+      ]);
     });
 
     it('accepts its own GET view back (read-only fields ignored) and refuses a value or unknown budget ids', async () => {

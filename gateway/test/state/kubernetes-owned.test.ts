@@ -6,7 +6,7 @@ import { createSecretBox } from '../../src/crypto/secretbox.ts';
 import { providerCatalog } from '../../src/providers/registry.ts';
 import { migrate } from '../../src/state/db/migrate.ts';
 import { openDb } from '../../src/state/db/open.ts';
-import type { Db } from '../../src/state/db/types.ts';
+import type { Db, Queryable } from '../../src/state/db/types.ts';
 import { StateError } from '../../src/state/errors.ts';
 import type { ChangeEvent } from '../../src/state/events.ts';
 import { VirtualKeyService } from '../../src/state/services/governance/virtual-keys.ts';
@@ -127,5 +127,42 @@ describe.each(DRIVERS)('OwnedResources on $name', ({ open }) => {
     expect((await owned.listOwned()).length).toBe(1);
     await owned.deleteOwned({ kind: 'VirtualKey', key: 'vk-1', owner: 'team-a/tenant' });
     expect(await owned.listOwned()).toEqual([]);
+  });
+
+  it('a new virtual key costs a lookup, one transaction and a stamp: it is not read back', async () => {
+    await providers.create({ provider: 'openai' }, { source: 'api' });
+    await providers.addKey('openai', { id: 'oa-1', value: 'sk-openai-1', models: ['*'] }, { source: 'api' });
+    const statements: string[] = [];
+    const seen = (q: Queryable): Queryable => ({
+      query: (sql, params) => {
+        statements.push(sql.trim().replace(/\s+/g, ' '));
+        return q.query(sql, params);
+      },
+      exec: (sql) => q.exec(sql),
+    });
+    const counting: Db = {
+      ...db,
+      ...seen(db),
+      kind: db.kind,
+      transaction: (fn) => db.transaction((tx) => fn(seen(tx))),
+    };
+    const publish = async () => undefined;
+    const keys = new VirtualKeyService({
+      db: counting,
+      catalog: providerCatalog,
+      publish,
+      usage: async () => new Map(),
+    });
+    const o = new OwnedResources({ db: counting, providers, virtualKeys: keys });
+    const body = {
+      name: 'team-a/count',
+      provider_configs: [{ provider: 'openai', allowed_models: ['*'], key_ids: ['oa-1'] }],
+      value: VALUE,
+    };
+    expect(await o.applyVirtualKey('team-a/count', 'vk-count', body)).toBe('created');
+    // Lookup, reference checks, the key and its provider config, the stamp; no read of what was just written.
+    expect(statements.filter((q) => /^SELECT .* FROM vk_provider_configs/.test(q))).toEqual([]);
+    expect(statements.filter((q) => q.startsWith('DELETE'))).toEqual([]);
+    expect(statements.length).toBeLessThanOrEqual(6);
   });
 });

@@ -119,10 +119,10 @@ export class OwnedResources {
       claim(row, owner, `virtual key ${id}`, 'VirtualKey');
       if (matches(row.applied_hash, body)) return 'unchanged';
       const { value, ...rest } = body;
-      await this.deps.virtualKeys.update(id, rest, actor);
+      await this.deps.virtualKeys.replace(id, rest, actor);
       await this.deps.virtualKeys.setValue(id, value, actor);
     } else {
-      await this.deps.virtualKeys.create({ ...body, id }, actor);
+      await this.deps.virtualKeys.insert({ ...body, id }, actor);
     }
     await this.stamp('virtual_keys', 'id', id, owner, body);
     return row ? 'updated' : 'created';

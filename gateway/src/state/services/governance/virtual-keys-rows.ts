@@ -68,22 +68,22 @@ export async function readVirtualKeyRows(q: Queryable, id?: string, lock = false
 
 /** The keys with these ids (those that exist), with their provider configs and budgets. */
 export async function readVirtualKeyRowsByIds(q: Queryable, ids: readonly string[]): Promise<VirtualKeyRows> {
-  // A jsonb array, as the other multi-id statements pass ids (both drivers take it the same way).
+  // A jsonb array, as the other multi-id statements pass ids (both drivers take it the same way); ARRAY(...) is
+  // computed once, so `= ANY` stays an index lookup instead of a scan of every key.
   const list = JSON.stringify(ids);
+  const idIn = 'ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)))';
   const { rows: keys } = await q.query<VirtualKeyRow & Record<string, unknown>>(
-    'SELECT * FROM virtual_keys WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY created_at, name',
+    `SELECT * FROM virtual_keys WHERE id = ${idIn} ORDER BY created_at, name`,
     [list],
   );
   if (keys.length === 0) return { keys, configs: [], budgets: [] };
   const { rows: configs } = await q.query<ProviderConfigRow & Record<string, unknown>>(
-    `SELECT * FROM vk_provider_configs WHERE virtual_key_id IN (SELECT jsonb_array_elements_text($1::jsonb))
-     ORDER BY virtual_key_id, position`,
+    `SELECT * FROM vk_provider_configs WHERE virtual_key_id = ${idIn} ORDER BY virtual_key_id, position`,
     [list],
   );
   const { rows: budgets } = await q.query<BudgetRow & Record<string, unknown>>(
-    `SELECT b.* FROM budgets b WHERE b.virtual_key_id IN (SELECT jsonb_array_elements_text($1::jsonb))
-       OR b.provider_config_id IN (SELECT id FROM vk_provider_configs
-                                   WHERE virtual_key_id IN (SELECT jsonb_array_elements_text($1::jsonb)))
+    `SELECT b.* FROM budgets b WHERE b.virtual_key_id = ${idIn}
+       OR b.provider_config_id = ANY(ARRAY(SELECT id FROM vk_provider_configs WHERE virtual_key_id = ${idIn}))
      ORDER BY b.created_at, b.id`,
     [list],
   );

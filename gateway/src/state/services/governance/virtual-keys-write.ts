@@ -201,6 +201,8 @@ export async function writeChildren(
       [id ?? newId(), o.keyId, o.configId, nano, o.budget.reset_duration, position],
     );
   }
+  // A new key has nothing to drop.
+  if (existing === NO_CHILDREN) return;
   const dropped = [...existing.budgetIds].filter((id) => !kept.has(id));
   if (dropped.length > 0) {
     await tx.query('DELETE FROM budgets WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))', [

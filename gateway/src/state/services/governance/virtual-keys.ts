@@ -62,6 +62,12 @@ export class VirtualKeyService {
 
   /** Creates a key; the response carries the full `value`, the only time it is shown. */
   async create(body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    const { id, value } = await this.insert(body, actor);
+    return { ...(await this.get(id)), value };
+  }
+
+  /** Creates a key without reading it back (the operator's write path, where a bulk apply counts round trips). */
+  async insert(body: unknown, actor: Actor): Promise<{ id: string; value: string }> {
     const input = this.parse(body, 'create');
     const id = input.id ?? (actor.source === 'config' ? stableId('virtual_key', input.name) : newId());
     const value = input.value ?? generateValue();
@@ -71,11 +77,17 @@ export class VirtualKeyService {
       await writeChildren(tx, id, input, NO_CHILDREN, actor);
     });
     await this.deps.publish(keyChanged(id));
-    return { ...(await this.get(id)), value };
+    return { id, value };
   }
 
   /** Replaces the editable fields, provider configs and budgets; the value cannot change. */
   async update(id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    await this.replace(id, body, actor);
+    return this.get(id);
+  }
+
+  /** update() without reading the key back (the operator's write path). */
+  async replace(id: string, body: unknown, actor: Actor): Promise<void> {
     checkPathParam(id, 'id');
     const input = this.parse(body, 'update');
     if (input.id !== undefined && input.id !== id) {
@@ -92,7 +104,6 @@ export class VirtualKeyService {
       await writeChildren(tx, id, input, existing, actor);
     });
     await this.deps.publish(keyChanged(id));
-    return this.get(id);
   }
 
   /** Replaces the value (a rotated Secret behind a VirtualKey resource); only the owner of the row may. */

@@ -14,6 +14,9 @@ const Env = z.object({
   OPERATOR_LEASE_NAME: z.string().default('model-gateway-operator'),
   OPERATOR_LEASE_DURATION_SECONDS: z.coerce.number().int().min(2).max(300).default(15),
   OPERATOR_RESYNC_SECONDS: z.coerce.number().positive().max(86_400).default(60),
+  // Concurrent reconciles per kind (never two for one resource): a reconcile mostly waits on the API server and
+  // Postgres, so a bulk apply goes as fast as the work queue keeps several in flight.
+  OPERATOR_WORKERS: z.coerce.number().int().min(1).max(64).default(8),
   OPERATOR_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(8081),
   OPERATOR_HEALTH_HOST: z.string().default('0.0.0.0'),
   ENCRYPTION_KEY_SECRET: z.string().optional(),
@@ -44,6 +47,8 @@ export interface OperatorEnv {
   leaseName: string;
   leaseDurationSeconds: number;
   resyncMs: number;
+  /** Concurrent reconciles per kind. */
+  workers: number;
   healthPort: number;
   healthHost: string;
   encryptionKeySecret: string | undefined;
@@ -70,6 +75,7 @@ export function readOperatorEnv(env: NodeJS.ProcessEnv): OperatorEnv {
     leaseName: e.OPERATOR_LEASE_NAME,
     leaseDurationSeconds: e.OPERATOR_LEASE_DURATION_SECONDS,
     resyncMs: e.OPERATOR_RESYNC_SECONDS * 1000,
+    workers: e.OPERATOR_WORKERS,
     healthPort: e.OPERATOR_HEALTH_PORT,
     healthHost: e.OPERATOR_HEALTH_HOST,
     encryptionKeySecret: e.ENCRYPTION_KEY_SECRET,

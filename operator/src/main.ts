@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 import { providerCatalog } from '@model-gateway/gateway/providers';
 import { openState } from '@model-gateway/gateway/state';
 import { pino } from 'pino';
@@ -11,6 +11,7 @@ import { errorMessage } from './controller/errors.ts';
 import { LeaderElector } from './controller/lease.ts';
 import { readOperatorEnv } from './env.ts';
 import { KubeWriter } from './kube/client.ts';
+import { PooledKubeConfig } from './kube/config.ts';
 import { Manager } from './manager.ts';
 import { attachMcpOAuth } from './mcp-oauth.ts';
 import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
@@ -18,7 +19,7 @@ import { createOperatorMetrics, type OperatorMetrics } from './metrics.ts';
 async function main(): Promise<void> {
   const env = readOperatorEnv(process.env);
   const log = pino({ level: env.logLevel, base: { component: 'operator' } });
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromDefault();
   const kube = new KubeWriter(kc, env.namespace);
   // Up first, so a slow start (encryption key, migrations, cache sync) is not mistaken for a dead process.
@@ -45,7 +46,16 @@ async function main(): Promise<void> {
   });
   // MCPClients with OAuth: their configuration rows are written here, everything else about OAuth runs in the pods.
   const mcpOAuth = attachMcpOAuth(state, log, env.mcpAllowedPrivateNetworks);
-  manager = new Manager({ kc, namespace: env.namespace, state, kube, log, resyncMs: env.resyncMs, metrics });
+  manager = new Manager({
+    kc,
+    namespace: env.namespace,
+    state,
+    kube,
+    log,
+    resyncMs: env.resyncMs,
+    workers: env.workers,
+    metrics,
+  });
   const elector = new LeaderElector({
     coordination: kc.makeApiClient(CoordinationV1Api),
     namespace: env.namespace,

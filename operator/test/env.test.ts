@@ -21,6 +21,7 @@ describe('readOperatorEnv', () => {
       leaseName: 'model-gateway-operator',
       leaseDurationSeconds: 15,
       resyncMs: 60_000,
+      workers: 8,
       healthPort: 8081,
       encryptionKeySecret: undefined,
       encryptionKeySecretKey: 'encryption-key',
@@ -42,5 +43,11 @@ describe('readOperatorEnv', () => {
       /^OPERATOR_LEASE_DURATION_SECONDS: /,
     );
     expect(() => readOperatorEnv({ ...BASE, GATEWAY_LOG_LEVEL: 'loud' })).toThrow(/^GATEWAY_LOG_LEVEL: /);
+  });
+
+  it('reads the reconcile concurrency per kind, 1 to 64', () => {
+    expect(readOperatorEnv({ ...BASE, OPERATOR_WORKERS: '16' }).workers).toBe(16);
+    expect(() => readOperatorEnv({ ...BASE, OPERATOR_WORKERS: '0' })).toThrow(/^OPERATOR_WORKERS: /);
+    expect(() => readOperatorEnv({ ...BASE, OPERATOR_WORKERS: '65' })).toThrow(/^OPERATOR_WORKERS: /);
   });
 });

@@ -171,6 +171,24 @@ describe.each(drivers)('ChargeStore: $name', (driver) => {
     await store.close();
   });
 
+  it('deletes the charges of a budget with it (a trigger, not a foreign key checked on every row)', async () => {
+    const doomed = `b-${randomUUID()}`;
+    await db.query(`INSERT INTO budgets (id, team_id, max_limit_nano, reset_duration) VALUES ($1, 'team', 1, '1d')`, [
+      doomed,
+    ]);
+    const store = new ChargeStore(db);
+    await store.record([charge('doomed-1', 5, doomed), charge('doomed-2', 6, doomed), charge('stays', 7)]);
+    expect(await rowsOf(doomed)).toHaveLength(2);
+    await db.query('DELETE FROM budgets WHERE id = $1', [doomed]);
+    expect(await rowsOf(doomed)).toHaveLength(0);
+    expect(await rowsOf(budget, 'stays')).toHaveLength(1);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'usage_charges'::regclass AND contype = 'f'`,
+    );
+    expect(rows[0]?.['n']).toBe(0);
+    await store.close();
+  });
+
   it('sums the charges of one budget period', async () => {
     const store = new ChargeStore(db);
     const id = `b-${randomUUID()}`;

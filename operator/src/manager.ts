@@ -184,7 +184,9 @@ export class Manager {
     const before = readyOf(obj.status);
     const after = readyOf(status);
     if (before?.status !== after?.status || before?.reason !== after?.reason) {
-      await this.opts.kube.recordEvent(
+      // Best effort, and not waited for: the worker moves on to the next resource (a bulk apply's 1,000 Events
+      // would otherwise hold the workers for one more API round trip each).
+      void this.opts.kube.recordEvent(
         kind,
         obj,
         outcome.ready ? 'Normal' : 'Warning',

@@ -90,6 +90,30 @@ describe.each(drivers)('on $name', (driver) => {
     expect(g().virtualKeysById.has('unannounced')).toBe(true);
   });
 
+  it('a key read by its event carries its budgets and its provider configs with theirs', async () => {
+    const created = await svc.create(
+      {
+        name: 'budgeted',
+        value: value(3),
+        budgets: [{ max_limit: 5, reset_duration: '1d' }],
+        provider_configs: [
+          {
+            provider: 'openai',
+            allowed_models: ['*'],
+            key_ids: ['*'],
+            budgets: [{ max_limit: 2, reset_duration: '1h' }],
+          },
+        ],
+      },
+      K8S,
+    );
+    const key = snapshot.governance.virtualKeysById.get(String(created['id']));
+    expect(key?.budgets.map((b) => b.reset_duration)).toEqual(['1d']);
+    expect(key?.provider_configs.map((pc) => [pc.provider, pc.budgets.map((b) => b.reset_duration)])).toEqual([
+      ['openai', ['1h']],
+    ]);
+  });
+
   it('a burst of key events is read in a few reads, and every key is there when its event resolves', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
     for (const [i, id] of ids.entries()) await insertKey(raw, id, value(100 + i));

@@ -3,8 +3,10 @@
 // that depend on it (a Provider's keys, a key's VirtualKeys, a VirtualKey's Budgets, a Secret's users).
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { State } from '@model-gateway/gateway/state';
+import { ChangeFilter } from './controller/changes.ts';
 import { Controller, splitKey } from './controller/controller.ts';
 import { errorMessage } from './controller/errors.ts';
+import type { WatchEventType } from './controller/informer.ts';
 import type { Log } from './controller/log.ts';
 import { WorkQueue } from './controller/queue.ts';
 import { KINDS } from './crds/index.ts';
@@ -54,6 +56,7 @@ export class Manager {
   private readonly opts: ManagerOptions;
   private watch: Watch | undefined;
   private queues: Map<KindName, WorkQueue> | undefined;
+  private readonly changes = new ChangeFilter();
 
   constructor(opts: ManagerOptions) {
     this.opts = opts;
@@ -65,7 +68,7 @@ export class Manager {
       kc: this.opts.kc,
       namespace: this.opts.namespace,
       log: this.opts.log,
-      onChange: (kind, obj) => this.enqueue(kind, obj),
+      onChange: (kind, obj, type) => this.enqueue(kind, obj, type),
       onSecretChange: (name) =>
         this.enqueueDependentsOf('Secret', { metadata: { name, namespace: this.opts.namespace } }),
     });
@@ -119,9 +122,13 @@ export class Manager {
     this.watch?.stop();
   }
 
-  /** The resource and everything that depends on it. */
-  private enqueue(kind: KindName, obj: Resource): void {
-    this.queues?.get(kind)?.add(ownerOf(obj));
+  /**
+   * The resource (unless the event changed only its status or other fields that do not need it reconciled) and
+   * everything that depends on it (a ProviderKey's status is what its VirtualKeys wait for).
+   */
+  private enqueue(kind: KindName, obj: Resource, type: WatchEventType): void {
+    const key = ownerOf(obj);
+    if (this.changes.admit(`${kind}/${key}`, type, obj)) this.queues?.get(kind)?.add(key);
     this.enqueueDependentsOf(kind, obj);
   }
 

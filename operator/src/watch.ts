@@ -1,7 +1,13 @@
 // The informer caches of one namespace: the five kinds and Secrets. Every replica keeps them warm so a new
 // leader starts reconciling at once.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { customResourceSource, secretSource, type WatchedResource, watchResource } from './controller/informer.ts';
+import {
+  customResourceSource,
+  secretSource,
+  type WatchEventType,
+  type WatchedResource,
+  watchResource,
+} from './controller/informer.ts';
 import type { Log } from './controller/log.ts';
 import { GROUP, VERSION } from './crds/common.ts';
 import { KINDS } from './crds/index.ts';
@@ -19,7 +25,7 @@ export interface WatchOptions {
   kc: KubeConfig;
   namespace: string;
   log: Log;
-  onChange(kind: KindName, obj: Resource): void;
+  onChange(kind: KindName, obj: Resource, type: WatchEventType): void;
   onSecretChange(name: string): void;
 }
 
@@ -47,7 +53,7 @@ export function watchCaches(opts: WatchOptions): Watch {
       namespace,
       log,
       ...customResourceSource(custom, { group: GROUP, version: VERSION, namespace, plural }),
-      onEvent: (_type, obj) => opts.onChange(kind, asResource(obj)),
+      onEvent: (type, obj) => opts.onChange(kind, asResource(obj), type),
     });
     caches[CACHE_OF[kind]] = w;
     watched.push(w);

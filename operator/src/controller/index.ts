@@ -1,4 +1,5 @@
 // The operator's generic controller machinery: work queue, controller runner, informer wrapper, leader election.
+export { ChangeFilter } from './changes.ts';
 export { type Clock, systemClock } from './clock.ts';
 export {
   Controller,

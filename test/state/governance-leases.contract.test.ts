@@ -109,7 +109,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     const charges = new ChargeStore(db, { batchWindowMs: 1 });
     stores.push(charges);
     const counters = new GovernanceCounters(coord, charges, {
-      leases: { now: () => clock.now, policy: { flushMs: 10, ...policy } },
+      leases: { now: () => clock.now, policy: { flushMs: 10, minRatePerSecond: 1, ...policy } },
     });
     const admit = (budgets: BudgetCheck[], rates: RateCheck[], requestId: string = randomUUID()) =>
       counters.admit({ requestId, now: clock.now, reservationTtlMs: TTL, rates, budgets });
@@ -171,9 +171,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     const r = [rate(vk, limit)];
     let admitted = 0;
     for (let round = 0; round < 40; round++) {
-      const results = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).admit([], r)),
-      );
+      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).admit([], r)));
       admitted += results.filter((x) => x.ok).length;
       expect(admitted).toBeLessThanOrEqual(limit);
       // Far from the limit, most are admitted from leases, not one script each.
@@ -216,6 +214,28 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
       admitted++;
     }
     expect(admitted).toBe(3_000);
+  });
+
+  it('leases a counter only once this pod sees 20 of its requests within a second', async () => {
+    const p = await pod({ minRatePerSecond: 20 });
+    const vk = randomUUID();
+    const r = [rate(vk, 1_000_000)];
+    const start = clock.now;
+    try {
+      for (let i = 0; i < 19; i++) {
+        clock.now = start + i * 100; // 19 requests over 1.9 s: never 20 in one second
+        await p.admit([], r);
+        await settleDown();
+      }
+      expect(p.runs.get('governance-lease')).toBeUndefined();
+      for (let i = 0; i < 20; i++) await p.admit([], r);
+      await settleDown();
+      expect(p.runs.get('governance-lease')).toBe(1);
+      expect(p.counters.leases).toBe(1);
+    } finally {
+      clock.now = start;
+      await p.counters.close();
+    }
   });
 
   it('checks small limits per request: no lease without room for many', async () => {

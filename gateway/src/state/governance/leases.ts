@@ -33,6 +33,11 @@ export interface LeasePolicy {
   flushMs: number;
   /** After a refused lease, how long before the counter is asked again. */
   retryMs: number;
+  /**
+   * A counter is leased only once this pod admitted at least this many of its requests within a second: a
+   * quiet key (most tenants) stays one Redis round trip per request instead of a lease per request.
+   */
+  minRatePerSecond: number;
 }
 
 export const DEFAULT_LEASE_POLICY: LeasePolicy = {
@@ -43,6 +48,7 @@ export const DEFAULT_LEASE_POLICY: LeasePolicy = {
   lifeMs: 1_000,
   flushMs: 50,
   retryMs: 1_000,
+  minRatePerSecond: 20,
 };
 
 interface RateLease {
@@ -65,6 +71,11 @@ interface RateSlot {
   want: number;
   retryAt: number;
   acquiring: boolean;
+  /** Requests of this counter this pod saw since `hitsSince` (for minRatePerSecond). */
+  hits: number;
+  hitsSince: number;
+  /** When this counter last got a lease here (a busy counter renews without waiting for the rate again). */
+  leasedAt: number;
 }
 
 type BudgetState = 'active' | 'draining' | 'lost';
@@ -98,6 +109,11 @@ interface BudgetSlot {
   want: number;
   retryAt: number;
   acquiring: boolean;
+  /** Requests of this counter this pod saw since `hitsSince` (for minRatePerSecond). */
+  hits: number;
+  hitsSince: number;
+  /** When this counter last got a lease here (a busy counter renews without waiting for the rate again). */
+  leasedAt: number;
 }
 
 /** What one request took from leases (its admission's shares). */
@@ -283,12 +299,15 @@ export class LeaseBook {
           want: p.initialRequests,
           retryAt: 0,
           acquiring: false,
+          hits: 0,
+          hitsSince: now,
+          leasedAt: Number.NEGATIVE_INFINITY,
         };
         this.#rateSlots.set(key, slot);
       }
       const lease = slot.lease;
       if (lease !== undefined && !lease.retired && now < lease.expiresAt && lease.taken < lease.capacity) continue;
-      if (slot.acquiring || now < slot.retryAt) return;
+      if (slot.acquiring || now < slot.retryAt || !this.#busy(slot, now)) return;
       rates.push({ slot, limit: r.limit, want: slot.want });
     }
     for (let j = 0; j < budgetKeys.length; j++) {
@@ -305,6 +324,9 @@ export class LeaseBook {
           want: p.initialRequests,
           retryAt: 0,
           acquiring: false,
+          hits: 0,
+          hitsSince: now,
+          leasedAt: Number.NEGATIVE_INFINITY,
         };
         this.#budgetSlots.set(keys[0], slot);
       }
@@ -318,7 +340,7 @@ export class LeaseBook {
         lease.entry - lease.spent - lease.reserved >= b.amountNano
       )
         continue;
-      if (slot.acquiring || now < slot.retryAt) return;
+      if (slot.acquiring || now < slot.retryAt || !this.#busy(slot, now)) return;
       budgets.push({ slot, limit: b.limitNano, want: slot.want * unit, unit });
     }
     if (rates.length === 0 && budgets.length === 0) return;
@@ -358,6 +380,17 @@ export class LeaseBook {
       });
   }
 
+  /** Counts the request and tells whether the counter is busy enough here to be worth a lease. */
+  #busy(slot: { hits: number; hitsSince: number; leasedAt: number }, now: number): boolean {
+    if (now - slot.leasedAt < 2 * this.#policy.lifeMs) return true;
+    if (now - slot.hitsSince >= 1_000) {
+      slot.hits = 0;
+      slot.hitsSince = now;
+    }
+    slot.hits++;
+    return slot.hits >= this.#policy.minRatePerSecond;
+  }
+
   #grantRate(slot: RateSlot, granted: number, counter: number, now: number): void {
     const p = this.#policy;
     const old = slot.lease;
@@ -370,6 +403,7 @@ export class LeaseBook {
       slot.retryAt = now + p.retryMs;
       return;
     }
+    slot.leasedAt = now;
     const lease: RateLease = {
       slot,
       capacity: granted,
@@ -399,6 +433,7 @@ export class LeaseBook {
       if (granted === 0) slot.retryAt = now + p.retryMs;
       return;
     }
+    slot.leasedAt = now;
     const lease: BudgetLease = {
       id,
       slot,

@@ -566,17 +566,27 @@ export class LeaseBook {
       lease.state = 'lost';
       if (lease.slot.lease === lease) lease.slot.lease = undefined;
       this.#budgetLeases.delete(lease);
-      if (inForce === false) handovers.push(this.#handOver(lease, now));
+      if (inForce === false) handovers.push(this.#handOver(lease, lease.spent - b.spent, now));
       else this.#onStale(lease.slot, lease.id);
     });
     await Promise.all(handovers);
   }
 
-  #handOver(lease: BudgetLease, now: number): Promise<void> {
+  /**
+   * Hands a lost lease's running requests over as reservations of their own. Costs settled while the losing
+   * flush was on its way (`unflushed`) are in Postgres but in no flush: one more lost flush drops the usage
+   * again, so the next admission loads them too.
+   */
+  #handOver(lease: BudgetLease, unflushed: number, now: number): Promise<void> {
     const args: (string | number)[] = [now, lease.id, lease.slot.periodEndMs];
     for (const [requestId, amount] of lease.inFlight) args.push(requestId, `${amount}:${lease.entryExpiresAt}`);
-    lease.handover = this.#coord
-      .run(CONVERT, lease.slot.keys.slice(0, 2), args)
+    const keys = lease.slot.keys;
+    const dropAgain =
+      unflushed > 0
+        ? this.#coord.run(FLUSH, keys, [now, lease.id, unflushed, 0, lease.slot.periodEndMs])
+        : Promise.resolve(undefined);
+    lease.handover = dropAgain
+      .then(() => this.#coord.run(CONVERT, keys.slice(0, 2), args))
       .then(() => undefined)
       .catch((err: unknown) => {
         this.#log?.warn({ err: String(err) }, 'governance lease: running requests could not be handed over');

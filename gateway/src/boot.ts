@@ -12,6 +12,7 @@ import { buildAuthIndex } from './http/auth.ts';
 import { createMcp, type Mcp } from './mcp/index.ts';
 import { checkOutboundUrl, OutboundAllowList } from './mcp/ssrf.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
+import { createTelemetry, type Telemetry } from './plugins/telemetry/index.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
@@ -79,6 +80,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   let dispatcher: Agent | undefined;
   let logWriter: LogWriter | undefined;
   let mcp: Mcp | undefined;
+  let telemetry: Telemetry | undefined;
   try {
     // Before config.json is applied: its MCP clients go through the SSRF guard and, for OAuth, the OAuth part.
     mcp = createMcp({ state, file, logger, now: () => Date.now() });
@@ -100,6 +102,13 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const logStore = new LogStore(state.db);
     dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
     const metrics = createMetrics();
+    telemetry = createTelemetry({
+      env: opts.processEnv ?? process.env,
+      logger,
+      registry: metrics.registry,
+      providers: () => state.snapshot.providers,
+      now: () => Date.now(),
+    });
     logWriter = new LogWriter(logStore, {
       // Rows the database refuses wait on disk (PGlite lives in the process: nothing to wait for).
       spool: spoolDir ? new DirSpool({ dir: spoolDir, kind: 'logs' }) : undefined,
@@ -119,6 +128,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       logStore,
       logWriter,
       metrics,
+      telemetry,
       routing: new RoutingRuleEngine(),
       prices: new PriceCache(),
       mcp,
@@ -143,6 +153,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       await app.fastify.close();
       await mcp?.close();
       await logWriter?.close();
+      await telemetry?.shutdown();
       await dispatcher?.close();
       await state.close();
     };
@@ -150,6 +161,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   } catch (err) {
     await mcp?.close().catch(() => undefined);
     await logWriter?.close().catch(() => undefined);
+    await telemetry?.shutdown().catch(() => undefined);
     await dispatcher?.close().catch(() => undefined);
     await state.close().catch(() => undefined);
     throw err;

@@ -3,6 +3,7 @@
 import type { Dispatcher } from 'undici';
 import type { Candidate } from '../governance/admission.ts';
 import { GatewayError } from '../http/errors.ts';
+import type { RequestTelemetry } from '../plugins/telemetry/request.ts';
 import { ProviderError } from '../providers/errors.ts';
 import { redactError, secretsOf } from '../providers/shared/redact.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/types.ts';
@@ -59,6 +60,8 @@ export interface ExecRequest<T> {
   pin: Pin | undefined;
   sessionId: string | undefined;
   signal: AbortSignal;
+  /** The request's telemetry: a span per attempt when tracing is on. */
+  telemetry?: RequestTelemetry | undefined;
 }
 
 export interface ExecOutcome {
@@ -85,7 +88,12 @@ export class ExecFailure extends Error {
 
 type Mode = 'pool' | 'pinned' | 'sticky';
 
-export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {
+export function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {
+  // Traced: the request span is the active one while the attempts run (spans started inside are its children).
+  return req.telemetry ? req.telemetry.run(() => executeAll(deps, req)) : executeAll(deps, req);
+}
+
+async function executeAll<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {
   const trail: Attempt[] = [];
   let lastError: unknown;
   let lastIndex = 0;
@@ -140,7 +148,7 @@ export async function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{
           dispatcher: deps.dispatcher,
         };
         if (req.forwardHeaders) ctx.forward_headers = req.forwardHeaders;
-        const r = await attemptKey(deps, entry, key, ctx, fn, trail);
+        const r = await attemptKey(deps, entry, key, ctx, fn, trail, req.telemetry);
         if (r.ok) {
           if (req.sessionId && mode !== 'pinned') await remember(deps, cand.provider, req.sessionId, key.id);
           return { value: r.value, outcome: outcomeOf(trail, index, cand.provider, model, key, true) };
@@ -178,22 +186,33 @@ async function attemptKey<T>(
   ctx: CallContext,
   fn: (ctx: CallContext) => Promise<T>,
   trail: Attempt[],
+  telemetry: RequestTelemetry | undefined,
 ): Promise<{ ok: true; value: T } | { ok: false; error: ProviderError }> {
   const max = entry.network.max_retries;
   for (let attempt = 0; ; attempt++) {
     const t0 = performance.now();
+    // Traced: a client span per attempt, whose traceparent the upstream receives (it may join the trace).
+    const span = telemetry?.startAttempt(ctx.provider, ctx.model, key, attempt + 1);
+    const callCtx = span ? { ...ctx, forward_headers: { ...ctx.forward_headers, ...span.headers } } : ctx;
     try {
-      const value = await fn(ctx);
-      trail.push(record(ctx, key, attempt, t0, null));
+      const value = await fn(callCtx);
+      const rec = record(ctx, key, attempt, t0, null);
+      trail.push(rec);
+      span?.end(rec);
       return { ok: true, value };
     } catch (caught) {
-      if (!(caught instanceof ProviderError)) throw caught;
+      if (!(caught instanceof ProviderError)) {
+        span?.fail(caught);
+        throw caught;
+      }
       // What the upstream said goes to the trail and the caller: without any key secret of this provider.
       const err = redactError(caught, secretsOf(entry.keys));
       const rec = record(ctx, key, attempt, t0, err);
       trail.push(rec);
-      if (err.retryable && attempt < max && !ctx.signal.aborted) {
-        rec.next = 'retry';
+      const retry = err.retryable && attempt < max && !ctx.signal.aborted;
+      if (retry) rec.next = 'retry';
+      span?.end(rec);
+      if (retry) {
         const { retry_backoff_initial_ms: initial, retry_backoff_max_ms: cap } = entry.network;
         await deps.sleep(backoffMs(attempt, initial, cap, deps.random));
         continue;

@@ -2,6 +2,7 @@
 // execution, settlement and logging.
 
 import type { Owners } from '../governance/limits.ts';
+import type { RequestTelemetry } from '../plugins/telemetry/index.ts';
 import { secretsOf } from '../providers/shared/redact.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/log-rows.ts';
@@ -48,6 +49,8 @@ export interface InferenceInput<Req> {
 export interface Prepared {
   routed: RoutedRequest;
   guard: BudgetGuard;
+  /** The telemetry plugin's per-request part (spans, gen_ai metrics); undefined while the plugin is off. */
+  telemetry?: RequestTelemetry | undefined;
 }
 
 export function execDeps(rt: Runtime): ExecDeps {
@@ -63,8 +66,14 @@ export function execDeps(rt: Runtime): ExecDeps {
 }
 
 export function prepare<Req>(rt: Runtime, input: InferenceInput<Req>): Prepared {
-  const routed = routeRequest(rt, input.owners, input.body, input.model, input.fallbacks, input.headers);
-  return { routed, guard: new BudgetGuard(rt, input.id, routed.owners, input.body) };
+  const telemetry = rt.telemetry.begin(input);
+  try {
+    const routed = routeRequest(rt, input.owners, input.body, input.model, input.fallbacks, input.headers);
+    return { routed, guard: new BudgetGuard(rt, input.id, routed.owners, input.body), telemetry };
+  } catch (err) {
+    telemetry?.abandon(err);
+    throw err;
+  }
 }
 
 export async function runUnary<Req, Res, Chunk>(
@@ -73,6 +82,7 @@ export async function runUnary<Req, Res, Chunk>(
   input: InferenceInput<Req>,
   p: Prepared,
 ): Promise<{ value: Res; outcome: ExecOutcome }> {
+  p.telemetry?.setOperation(spec.requestType);
   return run(rt, input, p, spec.label, (a) => {
     const fn = spec.unary(a);
     return fn && ((ctx) => fn(input.body, ctx));
@@ -85,11 +95,13 @@ export async function runStream<Req, Res, Chunk>(
   input: InferenceInput<Req>,
   p: Prepared,
 ): Promise<{ value: AsyncIterable<Chunk>; outcome: ExecOutcome }> {
-  const { value, outcome } = await run(rt, input, p, `streaming ${spec.label}`, (a) => {
+  p.telemetry?.setOperation(spec.requestType);
+  const { value: chunks, outcome } = await run(rt, input, p, `streaming ${spec.label}`, (a) => {
     const fn = spec.stream?.(a);
     return fn && ((ctx) => fn(input.body, ctx));
   });
   const secrets = () => secretsOf(rt.state.snapshot.providers.get(outcome.provider)?.keys ?? []);
+  const value = p.telemetry ? p.telemetry.watchFirstChunk(chunks) : chunks;
   return { value: new WatchedStream(value, outcome, secrets, input.signal), outcome };
 }
 
@@ -116,6 +128,7 @@ function run<T>(
             guard.admit(cand, rt.state.snapshot.providers.get(cand.provider)?.network.timeout_ms ?? 300_000),
         }),
     ...(forward ? { forwardHeaders: forward } : {}),
+    telemetry: p.telemetry,
   });
 }
 
@@ -233,6 +246,7 @@ export function finish(rt: Runtime, f: Omit<LogFields, 'costNano'>): void {
     rt.logger.error({ request_id: f.id, err: messageOf(err) }, 'settling failed');
   }
   logRequest(rt, { ...f, costNano });
+  f.prepared?.telemetry?.end(f);
 }
 
 /** Only the request id is kept while the settlement runs. */

@@ -3,6 +3,7 @@
 // traceparent, failed over several keys) give a server span per request and a client span per upstream attempt,
 // with the gen_ai attributes, the attempt trail and the caller's trace id. Without OTEL_* nothing is traced.
 import { writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -310,7 +311,11 @@ describe('without tracing configured', () => {
   });
 
   it('an OTEL_* value the gateway cannot honour stops the start, naming the variable', async () => {
-    const err = await startGatewayProcess({ ...baseEnv, OTEL_TRACES_SAMPLER: 'sometimes', OTEL_TRACES_EXPORTER: 'otlp' })
+    const err = await startGatewayProcess({
+      ...baseEnv,
+      OTEL_TRACES_SAMPLER: 'sometimes',
+      OTEL_TRACES_EXPORTER: 'otlp',
+    })
       .then(async (p) => {
         await p.stop();
         return undefined;
@@ -318,4 +323,38 @@ describe('without tracing configured', () => {
       .catch((e: unknown) => e);
     expect(String(err)).toContain('OTEL_TRACES_SAMPLER');
   });
+});
+
+describe('a collector that accepts connections and never answers', () => {
+  it('costs the requests nothing and does not hold the drain: SIGTERM still stops the gateway promptly', async () => {
+    const sockets: Socket[] = [];
+    const blackHole = createServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const port = (blackHole.address() as { port: number }).port;
+    const gw = await startGatewayProcess({
+      ...baseEnv,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_BSP_SCHEDULE_DELAY: '10',
+      OTEL_BSP_MAX_QUEUE_SIZE: '8',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4',
+    });
+    try {
+      const c = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: ADMIN_KEY, maxRetries: 0 });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          c.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] }),
+        ),
+      );
+      expect(answers.every((a) => a.choices[0]?.message.content?.includes('n'))).toBe(true);
+      expect(sockets.length).toBeGreaterThan(0);
+      const t0 = Date.now();
+      expect(await gw.stop()).toBe(0);
+      // The export timeout is 10 s and the batch timeout 30 s: the drain waits for the queue at most ~5 s.
+      expect(Date.now() - t0).toBeLessThan(9_000);
+    } finally {
+      await gw.stop();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => blackHole.close(() => resolve()));
+    }
+  }, 30_000);
 });

@@ -97,7 +97,9 @@ export class OtlpReceiver {
       const found = pick(this.spans);
       if (found !== undefined && found !== false) return found;
       if (Date.now() > deadline) {
-        throw new Error(`no matching span within ${timeoutMs} ms; received: ${this.spans.map((s) => s.name).join(', ')}`);
+        throw new Error(
+          `no matching span within ${timeoutMs} ms; received: ${this.spans.map((s) => s.name).join(', ')}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -18,9 +18,9 @@ export class PooledKubeConfig extends KubeConfig {
     const identity = this.tlsIdentity();
     const pooled = this.pooled;
     if (pooled?.identity === identity) {
+      // The Agent client-node just built never connected: it holds no socket or timer, so it is left to the
+      // garbage collector (closing it costs an Error with a stack trace per request).
       context.setDispatcher(pooled.dispatcher);
-      // Never connected: closing it frees nothing but its bookkeeping.
-      void created.close().catch(() => undefined);
       return;
     }
     this.pooled = { identity, dispatcher: created };

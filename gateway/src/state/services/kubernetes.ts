@@ -115,17 +115,18 @@ export class OwnedResources {
     // Checked before any write, so a bad value never leaves the key half-updated.
     if (!isValueShaped(body.value)) throw new StateError('invalid', `value: ${VALUE_RULE}`, 'value');
     const row = await this.row(VIRTUAL_KEY_ROW, id, 'id');
-    if (row) {
-      claim(row, owner, `virtual key ${id}`, 'VirtualKey');
-      if (matches(row.applied_hash, body)) return 'unchanged';
-      const { value, ...rest } = body;
-      await this.deps.virtualKeys.replace(id, rest, actor);
-      await this.deps.virtualKeys.setValue(id, value, actor);
-    } else {
-      await this.deps.virtualKeys.insert({ ...body, id }, actor);
+    if (!row) {
+      // The digest goes in with the row: one statement fewer per key of a bulk apply.
+      await this.deps.virtualKeys.insert({ ...body, id }, actor, digest(body));
+      return 'created';
     }
+    claim(row, owner, `virtual key ${id}`, 'VirtualKey');
+    if (matches(row.applied_hash, body)) return 'unchanged';
+    const { value, ...rest } = body;
+    await this.deps.virtualKeys.replace(id, rest, actor);
+    await this.deps.virtualKeys.setValue(id, value, actor);
     await this.stamp('virtual_keys', 'id', id, owner, body);
-    return row ? 'updated' : 'created';
+    return 'updated';
   }
 
   async deleteVirtualKey(owner: string, id: string): Promise<void> {

@@ -79,13 +79,17 @@ export interface NewValue {
   hint: string;
 }
 
-/** Inserts (with `value`) or updates the key row. Unique name, value or id -> 409; a vanished team -> 400. */
+/**
+ * Inserts (with `value`) or updates the key row. Unique name, value or id -> 409; a vanished team -> 400.
+ * `appliedHash`: the operator's content digest, stored with a new row (saves it an UPDATE per key).
+ */
 export async function writeKeyRow(
   tx: Queryable,
   id: string,
   input: VirtualKeyInput,
   actor: Actor,
   value?: NewValue,
+  appliedHash?: string,
 ): Promise<void> {
   const fields = [
     input.name,
@@ -103,9 +107,18 @@ export async function writeKeyRow(
     if (value) {
       await tx.query(
         `INSERT INTO virtual_keys (id, name, description, is_active, expires_at, calendar_aligned, rate_limit,
-           allowed_extra_headers, mcp_configs, team_id, customer_id, value_hash, value_hint, source, owner_ref)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-        [id, ...fields, value.hash, value.hint, actor.source, actor.source === 'kubernetes' ? actor.ownerRef : null],
+           allowed_extra_headers, mcp_configs, team_id, customer_id, value_hash, value_hint, source, owner_ref,
+           applied_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+        [
+          id,
+          ...fields,
+          value.hash,
+          value.hint,
+          actor.source,
+          actor.source === 'kubernetes' ? actor.ownerRef : null,
+          actor.source === 'kubernetes' ? (appliedHash ?? null) : null,
+        ],
       );
     } else {
       await tx.query(

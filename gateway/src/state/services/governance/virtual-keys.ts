@@ -66,14 +66,17 @@ export class VirtualKeyService {
     return { ...(await this.get(id)), value };
   }
 
-  /** Creates a key without reading it back (the operator's write path, where a bulk apply counts round trips). */
-  async insert(body: unknown, actor: Actor): Promise<{ id: string; value: string }> {
+  /**
+   * Creates a key without reading it back (the operator's write path, where a bulk apply counts round trips);
+   * `appliedHash` is stored with the row of a Kubernetes-owned key (OwnedResources' content digest).
+   */
+  async insert(body: unknown, actor: Actor, appliedHash?: string): Promise<{ id: string; value: string }> {
     const input = this.parse(body, 'create');
     const id = input.id ?? (actor.source === 'config' ? stableId('virtual_key', input.name) : newId());
     const value = input.value ?? generateValue();
     await this.deps.db.transaction(async (tx) => {
       await checkReferences(tx, input);
-      await writeKeyRow(tx, id, input, actor, { hash: valueHash(value), hint: valueHint(value) });
+      await writeKeyRow(tx, id, input, actor, { hash: valueHash(value), hint: valueHint(value) }, appliedHash);
       await writeChildren(tx, id, input, NO_CHILDREN, actor);
     });
     await this.deps.publish(keyChanged(id));

@@ -21,6 +21,7 @@ import { registerOAuthRoutes } from './routes/api/oauth.ts';
 import { registerOAuthCallbackRoutes } from './routes/api/oauth-callback.ts';
 import { registerConsentRoutes } from './routes/api/oauth-consent.ts';
 import { registerPerUserFlowRoutes } from './routes/api/oauth-per-user.ts';
+import { registerPluginRoutes } from './routes/api/plugins.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
 import { formatOfPath, registerFormatFamilies } from './routes/formats.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -122,6 +123,7 @@ export function buildApp(rt: Runtime): App {
     registerConfigRoutes(f, rt);
     registerProviderRoutes(f, rt);
     registerLogRoutes(f, rt);
+    registerPluginRoutes(f, rt);
     registerVirtualKeyRoutes(f, rt);
     registerGovernanceCrudRoutes(f, rt);
     registerRateLimitRoutes(f, rt);

@@ -1,5 +1,6 @@
 // Builds a Runtime from settings and starts serving. main.ts calls it for the process; tests call it to
 // run a real gateway in-process.
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, pino } from 'pino';
 import { Agent } from 'undici';
@@ -11,6 +12,8 @@ import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { buildAuthIndex } from './http/auth.ts';
 import { createMcp, type Mcp } from './mcp/index.ts';
 import { checkOutboundUrl, OutboundAllowList } from './mcp/ssrf.ts';
+import { PluginHost } from './plugins/host.ts';
+import { startRetention } from './plugins/logging/retention.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
 import { createTelemetry, type Telemetry } from './plugins/telemetry/index.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
@@ -92,6 +95,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       // Before governance: the file's virtual keys may name these clients.
       await applyMcpConfig(state, file);
       await applyGovernanceConfig(state, file);
+      await state.plugins.applyConfigFile(file.plugins);
     }
     const configuredAdmin = Boolean(env.adminApiKey) || file.auth.admin_api_keys.length > 0;
     const { generated } = await bootstrapAdminKey(state.db, configuredAdmin);
@@ -117,6 +121,25 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     });
     const writer = logWriter;
     metrics.watchLogQueue(() => writer.pending);
+    const plugins = new PluginHost({
+      rows: () => state.snapshot.plugins,
+      onChange: (fn) => state.snapshot.onPlugins(fn),
+      env: opts.processEnv ?? process.env,
+      writeLog: (entry) => writer.push(entry),
+      log: logger,
+    });
+    // The telemetry plugin follows its row (/api/plugins, config.json) on every pod.
+    const tel = telemetry;
+    tel.setEnabled(plugins.plugins.telemetry.enabled);
+    plugins.onChange((p) => tel.setEnabled(p.telemetry.enabled));
+    plugins.setStatusSource('telemetry', () => ({
+      status: 'active',
+      logs: [
+        tel.tracing
+          ? 'traces exported over OTLP (OTEL_*)'
+          : 'traces off: no OTLP exporter in OTEL_*; gen_ai metrics on',
+      ],
+    }));
     const rt: Runtime = {
       env,
       file,
@@ -129,6 +152,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       logWriter,
       metrics,
       telemetry,
+      plugins,
       routing: new RoutingRuleEngine(),
       prices: new PriceCache(),
       mcp,
@@ -140,15 +164,13 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const listening = await app.fastify.listen({ port: env.port, host: env.host });
     // fastify names the scheme from its own https option; TLS here comes from the server factory.
     const address = env.tls ? listening.replace(/^http:/, 'https:') : listening;
-    // Retention: every pod may run it; deleting old rows is idempotent.
-    const retention = setInterval(() => {
-      logStore
-        .deleteOlderThan(state.snapshot.client.log_retention_days)
-        .catch((err: Error) => logger.warn({ err: err.message }, 'deleting old request logs failed'));
-    }, 3_600_000);
-    retention.unref();
+    // Retention: one pod per round deletes the rows past client.log_retention_days.
+    const stopRetention = startRetention(
+      { store: logStore, coord: state.coord, days: () => state.snapshot.client.log_retention_days, log: logger },
+      randomUUID(),
+    );
     const closeAll = async () => {
-      clearInterval(retention);
+      stopRetention();
       app.drain();
       await app.fastify.close();
       await mcp?.close();

@@ -8,6 +8,7 @@ import type { RoutingRuleEngine } from './governance/routing-rules.ts';
 import type { AuthIndex } from './http/auth.ts';
 import type { Mcp } from './mcp/index.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
+import type { PluginHost } from './plugins/host.ts';
 import type { Telemetry } from './plugins/telemetry/index.ts';
 import type { Metrics } from './plugins/telemetry/metrics.ts';
 import type { ProviderAdapter } from './providers/types.ts';
@@ -25,6 +26,8 @@ export interface Runtime {
   logStore: LogStore;
   logWriter: LogWriter;
   metrics: Metrics;
+  /** The built-in plugins' effective settings and the engine hooks they implement. */
+  plugins: PluginHost;
   /** The telemetry plugin: OpenTelemetry spans (OTEL_*) and the gen_ai metrics. */
   telemetry: Telemetry;
   /** Compiled routing-rule conditions, cached per rule. */

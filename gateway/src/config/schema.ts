@@ -14,6 +14,7 @@ import {
 import { allowList } from './allow-list.ts';
 import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
 import { McpFileConfig } from './mcp.ts';
+import { ClientPluginFields, clientPluginConflicts, PluginsFileConfig, pluginsFromClient } from './plugins.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 /** Regions, projects and API versions become part of an upstream host name, path or query. */
@@ -136,24 +137,47 @@ export const AuthConfig = z.strictObject({
 });
 export type AuthConfig = z.infer<typeof AuthConfig>;
 
+/** config.json `client`: the stored client settings, plus reference-layout fields that configure plugins. */
+const ClientFileConfig = ClientConfig.extend(ClientPluginFields);
+
 export const ConfigFile = z.preprocess(
   compatV1Governance,
-  z.strictObject({
-    $schema: z.string().optional(),
-    /** `1` restores 1.4.x allow-list semantics for lists loaded from this file (compatibility mode). */
-    version: z.union([z.literal(1), z.literal(2)]).default(2),
-    client: ClientConfig.default(ClientConfig.parse({})),
-    auth: AuthConfig.default(AuthConfig.parse({})),
-    providers: z
-      .record(
-        z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'),
-        ProviderFileConfig,
-      )
-      .default({}),
-    /** Teams, customers, virtual keys, pricing overrides and routing rules, applied at every start. */
-    governance: GovernanceFileConfig.default(GovernanceFileConfig.parse({})),
-    /** MCP clients applied at every start, and the SSRF guard's allow-list. */
-    mcp: McpFileConfig.default(McpFileConfig.parse({})),
-  }),
+  z
+    .strictObject({
+      $schema: z.string().optional(),
+      /** `1` restores 1.4.x allow-list semantics for lists loaded from this file (compatibility mode). */
+      version: z.union([z.literal(1), z.literal(2)]).default(2),
+      client: ClientFileConfig.default(ClientFileConfig.parse({})),
+      auth: AuthConfig.default(AuthConfig.parse({})),
+      providers: z
+        .record(
+          z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _'),
+          ProviderFileConfig,
+        )
+        .default({}),
+      /** Teams, customers, virtual keys, pricing overrides and routing rules, applied at every start. */
+      governance: GovernanceFileConfig.default(GovernanceFileConfig.parse({})),
+      /** MCP clients applied at every start, and the SSRF guard's allow-list. */
+      mcp: McpFileConfig.default(McpFileConfig.parse({})),
+      /** Plugin settings applied at every start (like /api/plugins); unlisted plugins run with their defaults. */
+      plugins: PluginsFileConfig,
+    })
+    .superRefine((c, ctx) => {
+      for (const field of clientPluginConflicts(c.client, c.plugins)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['client', field],
+          message: 'this plugin is also configured in plugins[]: configure it in one place',
+        });
+      }
+    })
+    .transform(({ client, plugins, ...rest }) => {
+      const { enable_logging, disable_content_logging, compat, ...stored } = client;
+      return {
+        ...rest,
+        client: stored,
+        plugins: [...plugins, ...pluginsFromClient({ enable_logging, disable_content_logging, compat })],
+      };
+    }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -172,6 +172,10 @@ export interface LogFields {
   /** An upstream answered (a stream started): the request is charged even if it then failed. */
   started: boolean;
   costNano: number | undefined;
+  /** The request body as the engine ran it (logged when content logging is on). */
+  input?: unknown;
+  /** The unified answer of a unary request (streams are not collected: their content row holds the request). */
+  output?: unknown;
 }
 
 export function logRequest(rt: Runtime, f: LogFields): void {
@@ -203,9 +207,25 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     customer_id: owners.customer?.id ?? null,
     cost_nano: f.costNano ?? null,
     routing_rule_id: f.prepared?.routed.ruleId ?? null,
+    content: rt.plugins.wantsContent() ? contentJson(f.input, f.output) : null,
+    cache_debug: null,
   };
-  rt.logWriter.push(entry);
+  rt.plugins.finished(entry);
   rt.metrics.recordRequest(entry.provider ?? 'none', f.requestType, entry.status, entry.latency_ms / 1000);
+}
+
+/** Bodies larger than this (as JSON) are not stored: the row says how large they were instead. */
+const MAX_LOGGED_CONTENT_CHARS = 1024 * 1024;
+
+/** The request and response as one JSON text for the log's `content` column. */
+function contentJson(input: unknown, output: unknown): string | null {
+  if (input === undefined && output === undefined) return null;
+  try {
+    const text = JSON.stringify({ request: input ?? null, response: output ?? null });
+    return text.length <= MAX_LOGGED_CONTENT_CHARS ? text : JSON.stringify({ omitted: 'too_large', chars: text.length });
+  } catch {
+    return JSON.stringify({ omitted: 'not_serialisable' });
+  }
 }
 
 /** Longer caller-sent model names are cut in the log (a refused name may be as long as the body limit). */

@@ -32,6 +32,8 @@ interface Ending {
   error: unknown;
   /** An upstream answered (a stream started): charged even if it then failed. */
   started: boolean;
+  /** A unary request's answer (content logging). */
+  output?: unknown;
 }
 
 export function registerInferenceRoute<Req, Res, Chunk>(
@@ -65,6 +67,8 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     throw new RequestError(err, { request_type: requestType });
   }
   requestType = decoded.requestType ?? requestType;
+  // Plugins' request hook, before routing: the operation as they run it (compat converts per attempt).
+  const spec = rt.plugins.operation(op.spec);
   const model = decoded.model;
   const stream = decoded.stream && op.stream !== undefined;
   const ac = new AbortController();
@@ -85,6 +89,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
   let prepared: Prepared | undefined;
   // The request-log row of the model call in flight: the request's own id, or an MCP tool loop's later step.
   let stepId = id;
+  let stepBody: unknown = input.body;
   const done = (e: Ending) =>
     finish(rt, {
       id: stepId,
@@ -99,6 +104,8 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
       prepared,
       owners,
       started: e.started,
+      input: stepBody,
+      output: e.output,
     });
   const extra = (o: ExecOutcome): ExtraFields => ({
     provider: o.provider,
@@ -114,11 +121,19 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
       // One model call under its own log row (the request's id, or a tool loop's later step): settled and logged.
       const call = async (body: unknown, callId: string) => {
         stepId = callId;
+        stepBody = body;
         const stepInput = body === input.body ? input : { ...input, id: callId, body };
         const p = prepare(rt, stepInput);
         prepared = p;
-        const r = await runUnary(rt, op.spec, stepInput, p);
-        done({ outcome: r.outcome, status: 200, usage: op.spec.usage(r.value), error: undefined, started: true });
+        const r = await runUnary(rt, spec, stepInput, p);
+        done({
+          outcome: r.outcome,
+          status: 200,
+          usage: spec.usage(r.value),
+          error: undefined,
+          started: true,
+          output: r.value,
+        });
         return r;
       };
       const answer = tools
@@ -131,7 +146,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     }
     prepared = prepare(rt, input);
     const encoder = op.stream.open(decoded.body, !prepared.guard.idle);
-    const { value, outcome } = await runStream(rt, op.spec, input, prepared);
+    const { value, outcome } = await runStream(rt, spec, input, prepared);
     const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
     reply.hijack();
     const writer = new StreamWriter(reply.raw, encoder.contentType ?? op.stream.contentType, headers);

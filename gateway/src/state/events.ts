@@ -12,6 +12,8 @@ export const ChangeEvent = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('governance'), virtual_key_ids: z.array(z.string()).min(1).max(1000).optional() }),
   // MCP clients (their rows, OAuth configuration status): reloaded together; pods reconcile connections.
   z.object({ kind: z.literal('mcp') }),
+  // Plugin settings (/api/plugins, config.json plugins[]): the small table is reloaded whole.
+  z.object({ kind: z.literal('plugins') }),
 ]);
 export type ChangeEvent = z.infer<typeof ChangeEvent>;
 

@@ -23,6 +23,7 @@ import { TeamService } from './services/governance/teams.ts';
 import { VirtualKeyService } from './services/governance/virtual-keys.ts';
 import { OwnedResources } from './services/kubernetes.ts';
 import { McpClientService } from './services/mcp/clients.ts';
+import { PluginService } from './services/plugins/index.ts';
 import { ProviderService } from './services/providers.ts';
 import { Snapshot, type SnapshotLogger } from './snapshot.ts';
 
@@ -69,6 +70,8 @@ export interface State {
   rateLimits: RateLimitService;
   /** MCP clients (upstream tool servers); the gateway attaches OAuth and the SSRF guard at start. */
   mcpClients: McpClientService;
+  /** Plugin settings (/api/plugins, config.json plugins[]). */
+  plugins: PluginService;
   /** The operator's write path: rows owned by Kubernetes resources. */
   owned: OwnedResources;
   /** Budget reservations and rate counters (atomic, shared across pods). */
@@ -157,6 +160,7 @@ export async function openState(opts: StateOptions): Promise<State> {
     routingRules: new RoutingRuleService({ db, catalog, publish }),
     rateLimits: new RateLimitService({ db, counts: rateCountsFn(counters, now) }),
     mcpClients,
+    plugins: new PluginService({ db, publish }),
     owned: new OwnedResources({ db, providers, virtualKeys, mcpClients }),
     counters,
     charges,

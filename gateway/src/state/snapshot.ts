@@ -15,6 +15,7 @@ import { loadGovernanceConsistent, reloadVirtualKeys } from './services/governan
 import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
 import { readMcpClients } from './services/mcp/rows.ts';
 import { toNetworkConfig } from './services/network.ts';
+import { type PluginRow, readPluginRows } from './services/plugins/index.ts';
 import type { ProviderRow } from './services/providers.ts';
 
 export interface ProviderEntry {
@@ -49,6 +50,8 @@ export class Snapshot {
   mcpClients = new Map<string, McpClientRecord>();
   /** Hashes of admin keys stored in the database (bootstrap and API-created). */
   adminKeyHashes = new Set<string>();
+  /** Stored plugin settings by name; a built-in plugin without a row runs with its defaults (plugins/host.ts). */
+  plugins = new Map<string, PluginRow>();
   /** Incremented on every change; lets caches keyed on the snapshot know they are stale. */
   version = 0;
 
@@ -88,6 +91,7 @@ export class Snapshot {
     this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
     await this.governanceChanged(undefined);
     await this.reloadMcpClients();
+    await this.reloadPlugins();
     this.version++;
   }
 
@@ -107,6 +111,9 @@ export class Snapshot {
         break;
       case 'mcp':
         await this.reloadMcpClients();
+        break;
+      case 'plugins':
+        await this.reloadPlugins();
         break;
     }
     this.version++;
@@ -169,6 +176,19 @@ export class Snapshot {
     const clients = await readMcpClients(this.db, this.box, this.log);
     this.mcpClients = new Map(clients.map((c) => [c.id, c]));
     for (const fn of this.mcpListeners) fn();
+  }
+
+  private readonly pluginListeners = new Set<() => void>();
+
+  /** Calls `fn` after every reload of the plugin settings (running plugins follow their switch). */
+  onPlugins(fn: () => void): () => void {
+    this.pluginListeners.add(fn);
+    return () => this.pluginListeners.delete(fn);
+  }
+
+  private async reloadPlugins(): Promise<void> {
+    this.plugins = new Map((await readPluginRows(this.db)).map((r) => [r.name, r]));
+    for (const fn of this.pluginListeners) fn();
   }
 
   private async reloadProvider(name: string): Promise<void> {

@@ -26,5 +26,7 @@ export function logEntry(id: string): RequestLog {
     customer_id: null,
     cost_nano: 1234,
     routing_rule_id: null,
+    content: null,
+    cache_debug: null,
   };
 }

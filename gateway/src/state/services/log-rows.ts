@@ -29,6 +29,10 @@ export interface RequestLog {
   customer_id: string | null;
   cost_nano: number | null;
   routing_rule_id: string | null;
+  /** The request and response bodies as JSON text (`{"request": ..., "response": ...}`); null: metadata only. */
+  content: string | null;
+  /** The semantic cache's debug record of this request; null while no cache ran. */
+  cache_debug: unknown;
 }
 
 /** The COPY's column list; `copyLine` writes the fields in this order (a mismatch fails every COPY in the tests). */
@@ -56,6 +60,8 @@ const COLUMNS = [
   'customer_id',
   'cost_nano',
   'routing_rule_id',
+  'content',
+  'cache_debug',
 ] as const;
 const COLUMNS_SQL = COLUMNS.join(', ');
 
@@ -74,7 +80,7 @@ export function copyLine(e: RequestLog): string {
     e.completion_tokens,
   )}\t${int(e.total_tokens)}\t${json(e.error)}\t${text(e.virtual_key_id)}\t${text(e.team_id)}\t${text(
     e.customer_id,
-  )}\t${int(e.cost_nano)}\t${text(e.routing_rule_id)}\n`;
+  )}\t${int(e.cost_nano)}\t${text(e.routing_rule_id)}\t${text(e.content)}\t${json(e.cache_debug)}\n`;
 }
 
 const text = (s: string | null): string => (s === null ? '\\N' : copyEscape(s));

@@ -1,6 +1,7 @@
 // The gen_ai metrics on GET /metrics (Prometheus text) after requests through the official openai SDK: token
 // usage by token type, operation duration with error type, time to first chunk for streams only; the model
 // label bounded to the configured models (else `other`); nothing recorded while the telemetry plugin is off.
+import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
@@ -150,5 +151,28 @@ describe('gen_ai metrics on GET /metrics', () => {
     }
     await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'b' }] });
     expect(await count()).toBe(before + 1);
+  });
+});
+
+describe('the Grafana dashboard in the chart', () => {
+  it('queries only metrics this gateway serves at /metrics', async () => {
+    const path = new URL('../../charts/gateway/dashboards/model-gateway.json', import.meta.url);
+    const dashboard = JSON.parse(await readFile(path, 'utf8')) as {
+      panels: { targets?: { expr: string }[] }[];
+      templating: { list: { query?: unknown }[] };
+    };
+    const exprs = [
+      ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+      ...dashboard.templating.list.map((v) => JSON.stringify(v.query ?? '')),
+    ];
+    const names = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:gen_ai|gateway)_[a-z_]+)\b/g)].map((m) => m[1]!)));
+    expect(names.size).toBeGreaterThan(5);
+    const served = await scrape();
+    for (const name of names) {
+      // A histogram's series carry _bucket/_sum/_count after the family name; a label name is no metric.
+      if (/^gen_ai_(operation_name|provider_name|request_model|token_type)$/.test(name)) continue;
+      const family = name.replace(/_(bucket|sum|count)$/, '');
+      expect(served, name).toContain(`# TYPE ${family} `);
+    }
   });
 });

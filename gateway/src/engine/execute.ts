@@ -90,7 +90,7 @@ type Mode = 'pool' | 'pinned' | 'sticky';
 
 export function execute<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {
   // Traced: the request span is the active one while the attempts run (spans started inside are its children).
-  return req.telemetry ? req.telemetry.run(() => executeAll(deps, req)) : executeAll(deps, req);
+  return req.telemetry?.traced ? req.telemetry.run(() => executeAll(deps, req)) : executeAll(deps, req);
 }
 
 async function executeAll<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ value: T; outcome: ExecOutcome }> {

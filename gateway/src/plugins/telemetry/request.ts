@@ -72,6 +72,11 @@ export class RequestTelemetry {
     this.#context = trace.setSpan(parent, this.#span);
   }
 
+  /** Whether this request has a span (tracing is on). */
+  get traced(): boolean {
+    return this.#span !== undefined;
+  }
+
   /** The operation (a gateway request type), known once the engine picks the call. */
   setOperation(requestType: string): void {
     this.#operation = operationName(requestType);

@@ -16,14 +16,14 @@ interface Series {
 }
 
 /** One sample as the prom-client Registry prints it: `metricName{labels} value`. */
-interface Sample {
+export interface Sample {
   labels: Record<string, string | number>;
   value: number;
   metricName?: string;
 }
 
 /** A metric the prom-client Registry can hold (`registerMetric`): a name, a type and its samples at scrape. */
-interface CollectedMetric<T extends 'counter' | 'histogram'> {
+export interface CollectedMetric<T extends 'counter' | 'histogram'> {
   name: string;
   help: string;
   type: T;
@@ -75,7 +75,7 @@ export class RequestMetrics {
   }
 }
 
-function collector<T extends 'counter' | 'histogram'>(
+export function collector<T extends 'counter' | 'histogram'>(
   name: string,
   help: string,
   type: T,

@@ -30,6 +30,11 @@ describe('/api/logs bad input', () => {
     expect((await gw.admin('/api/logs/0199aaaa-0000-7000-8000-000000000000')).status).toBe(404);
     const res = await gw.admin('/api/logs?provider=openai&limit=5');
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ logs: [], total: 0, limit: 5, offset: 0 });
+    expect(await res.json()).toMatchObject({
+      logs: [],
+      pagination: { total_count: 0, limit: 5, offset: 0, sort_by: 'timestamp', order: 'desc' },
+      stats: { total_requests: 0 },
+      has_logs: false,
+    });
   });
 });

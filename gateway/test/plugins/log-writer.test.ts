@@ -258,7 +258,7 @@ describe.each(COPY_DRIVERS)('request log reads and retention on $name', (driver)
       const recentForeign = { ...entry('00-not-a-uuid'), created_at: now };
       await store.insertBatch([...rows].reverse().concat(foreign, recentForeign));
       const listed = await store.list({ limit: 3 });
-      expect(listed.total).toBe(9);
+      expect(listed.pagination.total_count).toBe(9);
       expect(listed.logs.map((l) => l['id'])).toEqual(['zz-not-a-uuid', rows[5]!.id, rows[6]!.id]);
 
       expect(await store.deleteOlderThan(30, now)).toBe(3);

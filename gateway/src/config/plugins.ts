@@ -2,8 +2,8 @@
 // (`client.enable_logging`, `client.disable_content_logging`, `client.compat`): all become plugin rows at start
 // through the plugin service, the same path /api/plugins takes.
 import { z } from 'zod';
-import { CompatConfig } from '../plugins/compat/config.ts';
 import { isPluginName, PLUGINS, type PluginName, unknownPluginMessage } from '../plugins/catalog.ts';
+import { CompatConfig } from '../plugins/compat/config.ts';
 
 export const PluginFileEntry = z
   .strictObject({

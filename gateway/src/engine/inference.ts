@@ -222,7 +222,9 @@ function contentJson(input: unknown, output: unknown): string | null {
   if (input === undefined && output === undefined) return null;
   try {
     const text = JSON.stringify({ request: input ?? null, response: output ?? null });
-    return text.length <= MAX_LOGGED_CONTENT_CHARS ? text : JSON.stringify({ omitted: 'too_large', chars: text.length });
+    return text.length <= MAX_LOGGED_CONTENT_CHARS
+      ? text
+      : JSON.stringify({ omitted: 'too_large', chars: text.length });
   } catch {
     return JSON.stringify({ omitted: 'not_serialisable' });
   }

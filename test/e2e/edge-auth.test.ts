@@ -83,6 +83,8 @@ describe('route census', () => {
     const byUrl = (u: string) => routes.find((r) => r.url === u)?.scheme;
     expect(byUrl('/api/governance/virtual-keys/quota')).toBe('virtual_key');
     expect(byUrl('/api/providers')).toBe('admin');
+    expect(byUrl('/api/plugins')).toBe('admin');
+    expect(byUrl('/api/plugins/:name')).toBe('admin');
     expect(byUrl('/v1/chat/completions')).toBe('inference');
   });
 

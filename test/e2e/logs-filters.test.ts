@@ -188,6 +188,25 @@ describe('/api/logs filters', () => {
 });
 
 describe('logging plugin switches', () => {
+  it('logs an embeddings request without its vectors', async () => {
+    const client = new OpenAI({
+      baseURL: `${env.gw.url}/v1`,
+      apiKey: 'test-inference-token-0123456789',
+      maxRetries: 0,
+    });
+    const { response } = await client.embeddings
+      .create({ model: 'openai/text-embedding-3-small', input: ['one', 'two'] })
+      .withResponse();
+    const id = String(response.headers.get('x-gateway-request-id'));
+    const row = await waitFor(
+      () => env.gw.admin(`/api/logs/${id}`).then((r) => r.json() as Promise<Json>),
+      (r) => r['id'] === id,
+    );
+    const content = row['content'] as { request: Json; response: Json };
+    expect(content.request['input']).toEqual(['one', 'two']);
+    expect(content.response['data']).toEqual({ omitted: 'embeddings', count: 2 });
+  });
+
   it('stores content by default, metadata only with content logging off, nothing with logging off', async () => {
     const token = 'test-inference-token-0123456789';
     const full = await waitFor(

@@ -207,7 +207,7 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     customer_id: owners.customer?.id ?? null,
     cost_nano: f.costNano ?? null,
     routing_rule_id: f.prepared?.routed.ruleId ?? null,
-    content: rt.plugins.wantsContent() ? contentJson(f.input, f.output) : null,
+    content: rt.plugins.wantsContent() ? contentJson(f.input, loggableOutput(f.output)) : null,
     cache_debug: null,
   };
   rt.plugins.finished(entry);
@@ -216,6 +216,16 @@ export function logRequest(rt: Runtime, f: LogFields): void {
 
 /** Bodies larger than this (as JSON) are not stored: the row says how large they were instead. */
 const MAX_LOGGED_CONTENT_CHARS = 1024 * 1024;
+
+/** Embedding vectors are not content worth a log row (thousands of floats each): their count is kept instead. */
+function loggableOutput(output: unknown): unknown {
+  if (output === null || typeof output !== 'object' || !('object' in output) || output.object !== 'list') return output;
+  const data = 'data' in output ? output.data : undefined;
+  if (!Array.isArray(data) || !data.some((d: unknown) => d !== null && typeof d === 'object' && 'embedding' in d)) {
+    return output;
+  }
+  return { ...output, data: { omitted: 'embeddings', count: data.length } };
+}
 
 /** The request and response as one JSON text for the log's `content` column. */
 function contentJson(input: unknown, output: unknown): string | null {

@@ -112,14 +112,21 @@ for (const backend of backends) {
       expect(eff.compat).toMatchObject({ enabled: true, config: { convert_text_to_chat: false } });
       expect(eff.compat.error).toMatch(/old_flag/);
       const logged: string[] = [];
+      let reload: () => void = () => undefined;
       const host = new PluginHost({
         rows: () => rows,
-        onChange: () => undefined,
+        onChange: (fn) => {
+          reload = fn;
+        },
         env: {},
         writeLog: () => undefined,
         log: { error: (_o, msg) => void logged.push(msg) },
       });
       expect(host.status('compat')).toMatchObject({ status: 'error' });
+      expect(logged).toHaveLength(1);
+      // The periodic reload finds the same row: not logged again.
+      reload();
+      reload();
       expect(logged).toHaveLength(1);
       await svc.reset('compat');
     });

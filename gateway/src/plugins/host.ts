@@ -82,6 +82,8 @@ export class PluginHost implements EngineHooks {
   /** Wrapped operations for the current compat settings (cleared when they change). */
   private wrapped = new WeakMap<object, object>();
   private logContent = true;
+  /** The refusal last logged per plugin. */
+  private readonly reported = new Map<PluginName, string>();
   private logging = true;
 
   constructor(opts: PluginHostOptions) {
@@ -97,7 +99,12 @@ export class PluginHost implements EngineHooks {
     const p = effectivePlugins(this.opts.rows(), this.opts.env);
     for (const name of PLUGIN_NAMES) {
       const e = p[name].error;
-      if (e) this.opts.log.error({ plugin: name, err: e }, 'plugin settings refused; its defaults apply');
+      // Once per new refusal, not at every periodic reload.
+      if (e && this.reported.get(name) !== e) {
+        this.opts.log.error({ plugin: name, err: e }, 'plugin settings refused; its defaults apply');
+      }
+      if (e) this.reported.set(name, e);
+      else this.reported.delete(name);
     }
     this.wrapped = new WeakMap();
     this.logging = p.logging.enabled;

@@ -188,6 +188,47 @@ describe('/api/logs filters', () => {
 });
 
 describe('logging plugin switches', () => {
+  it('logs what a stream said, pieced together, for chat and Responses streams', async () => {
+    const client = new OpenAI({
+      baseURL: `${env.gw.url}/v1`,
+      apiKey: 'test-inference-token-0123456789',
+      maxRetries: 0,
+    });
+    const { data: stream, response } = await client.chat.completions
+      .create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'stream for the log' }],
+        stream: true,
+      })
+      .withResponse();
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const id = String(response.headers.get('x-gateway-request-id'));
+    const row = await waitFor(
+      () => env.gw.admin(`/api/logs/${id}`).then((r) => r.json() as Promise<Json>),
+      (r) => r['id'] === id,
+    );
+    expect(row['stream']).toBe(true);
+    const content = row['content'] as { request: Json; response: Json };
+    expect(content.request['messages']).toEqual([{ role: 'user', content: 'stream for the log' }]);
+    expect(content.response).toMatchObject({ streamed: true, choices: [{ index: 0, text, finish_reason: 'stop' }] });
+
+    const { data: rs, response: rr } = await client.responses
+      .create({ model: 'openai/gpt-4o-mini', input: 'responses stream', stream: true })
+      .withResponse();
+    for await (const _ev of rs) {
+      // drained
+    }
+    const rid = String(rr.headers.get('x-gateway-request-id'));
+    const rrow = await waitFor(
+      () => env.gw.admin(`/api/logs/${rid}`).then((r) => r.json() as Promise<Json>),
+      (r) => r['id'] === rid,
+    );
+    const rcontent = rrow['content'] as { response: Json };
+    expect(rcontent.response).toMatchObject({ object: 'response', status: 'completed' });
+    expect(JSON.stringify(rcontent.response['output'])).toContain('responses stream');
+  });
+
   it('logs an embeddings request without its vectors', async () => {
     const client = new OpenAI({
       baseURL: `${env.gw.url}/v1`,

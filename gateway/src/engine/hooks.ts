@@ -4,6 +4,13 @@
 import type { RequestLog } from '../state/services/log-rows.ts';
 import type { OperationSpec } from './operations.ts';
 
+/** Sees each chunk of a stream as it is sent; never holds the chunks. */
+export interface StreamContent {
+  add(chunk: unknown): void;
+  /** The streamed answer as the log stores it (undefined when nothing was understood). */
+  result(): unknown;
+}
+
 export interface EngineHooks {
   /**
    * Before routing: the operation this request runs. A plugin may wrap it; the wrapper sees each attempt's
@@ -12,6 +19,8 @@ export interface EngineHooks {
   operation<Req, Res, Chunk>(spec: OperationSpec<Req, Res, Chunk>): OperationSpec<Req, Res, Chunk>;
   /** Whether the finish hook wants the request and response bodies (content logging); read once per request. */
   wantsContent(): boolean;
+  /** When content is wanted: what a stream's chunks pass through on their way out (pieces the answer together). */
+  streamContent(): StreamContent | undefined;
   /** After the answer left or the request failed: its log row (cost, tokens, latency, content when wanted). */
   finished(entry: RequestLog): void;
 }

@@ -174,7 +174,7 @@ export interface LogFields {
   costNano: number | undefined;
   /** The request body as the engine ran it (logged when content logging is on). */
   input?: unknown;
-  /** The unified answer of a unary request (streams are not collected: their content row holds the request). */
+  /** The unified answer (a stream's: pieced together as it passed, see EngineHooks.streamContent). */
   output?: unknown;
 }
 

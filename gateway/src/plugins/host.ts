@@ -1,6 +1,6 @@
 // The running plugins of one pod: the effective settings of each built-in plugin (its stored row, else its
 // defaults), recomputed whenever the snapshot's plugin rows change, and the engine hooks they implement.
-import type { EngineHooks } from '../engine/hooks.ts';
+import type { EngineHooks, StreamContent } from '../engine/hooks.ts';
 import type { OperationSpec } from '../engine/operations.ts';
 import type { RequestLog } from '../state/services/log-rows.ts';
 import type { PluginRow } from '../state/services/plugins/index.ts';
@@ -13,6 +13,7 @@ import {
   parsePluginConfig,
 } from './catalog.ts';
 import { compatActive, compatOperation } from './compat/index.ts';
+import { StreamContent as StreamContentCollector } from './logging/stream-content.ts';
 
 export interface EffectivePlugin<N extends PluginName> {
   name: N;
@@ -158,6 +159,10 @@ export class PluginHost implements EngineHooks {
 
   wantsContent(): boolean {
     return this.logContent;
+  }
+
+  streamContent(): StreamContent | undefined {
+    return this.logContent ? new StreamContentCollector() : undefined;
   }
 
   finished(entry: RequestLog): void {

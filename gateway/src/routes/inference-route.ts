@@ -3,6 +3,7 @@
 // format (whole or streamed), then settle and log. A route only joins a path to one format operation.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { ExecOutcome } from '../engine/execute.ts';
+import type { StreamContent } from '../engine/hooks.ts';
 import {
   causeOf,
   finish,
@@ -150,7 +151,23 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
     reply.hijack();
     const writer = new StreamWriter(reply.raw, encoder.contentType ?? op.stream.contentType, headers);
-    await pipe(rt, request, writer, encoder, value, outcome, () => extra(outcome), ac.signal, requestType, model, done);
+    // Content logging: the streamed answer is pieced together as it passes (the chunks are not kept).
+    const seen = rt.plugins.streamContent();
+    const finished = seen ? (e: Ending) => done({ ...e, output: seen.result() }) : done;
+    await pipe(
+      rt,
+      request,
+      writer,
+      encoder,
+      value,
+      outcome,
+      () => extra(outcome),
+      ac.signal,
+      requestType,
+      model,
+      finished,
+      seen,
+    );
     return reply;
   } catch (err) {
     const outcome = outcomeOfError(err);
@@ -173,11 +190,13 @@ async function pipe(
   requestType: string,
   model: string,
   done: (e: Ending) => void,
+  seen: StreamContent | undefined,
 ): Promise<void> {
   const closed = { type: 'client_closed', message: 'client closed the stream' };
   let usage: UsageSummary | undefined;
   try {
     for await (const chunk of chunks) {
+      seen?.add(chunk);
       const u = encoder.usage(chunk);
       if (u) usage = u;
       const frame = encoder.chunk(chunk, extra);

@@ -120,12 +120,27 @@ describe('/api/plugins', () => {
     expect(await plugin('compat')).toMatchObject({ enabled: false, source: 'default' });
   });
 
-  it('reports a semantic cache switched on as an error: it is not built yet', async () => {
-    const res = await gw.admin('/api/plugins/semantic_cache', { method: 'PUT', body: { enabled: true } });
-    expect(res.status).toBe(200);
-    const p = (await json<{ plugin: Plugin }>(res)).plugin;
-    expect(p.status.status).toBe('error');
-    expect(p.status.logs[0]).toMatch(/not part of this build/);
+  it('refuses to switch on the semantic cache, which this release does not have yet, and stores its settings', async () => {
+    for (const [method, path, body] of [
+      ['PUT', '/api/plugins/semantic_cache', { enabled: true }],
+      ['POST', '/api/plugins', { name: 'semantic_cache', config: { threshold: 0.9 } }],
+    ] as const) {
+      const res = await gw.admin(path, { method, body });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: { param: 'enabled', message: expect.stringMatching(/not available in this release/) },
+      });
+    }
+    expect(await plugin('semantic_cache')).toMatchObject({ enabled: false, source: 'default' });
+    const stored = await gw.admin('/api/plugins/semantic_cache', {
+      method: 'PUT',
+      body: { config: { threshold: 0.9 } },
+    });
+    expect(stored.status).toBe(200);
+    expect((await json<{ plugin: Plugin }>(stored)).plugin).toMatchObject({
+      enabled: false,
+      config: { threshold: 0.9 },
+    });
     await gw.admin('/api/plugins/semantic_cache', { method: 'DELETE' });
   });
 

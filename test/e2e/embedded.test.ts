@@ -128,19 +128,23 @@ describe('launcher (gateway/bin/gateway: make run, npm start, the image and the 
       await waitFor(healthy, 30_000, 'the launched gateway');
       // exec: the launcher's pid is node's, running main.ts with the shipped flags.
       const argv = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
-      expect(argv.slice(1, 4)).toEqual([
+      expect(argv.slice(1, 5)).toEqual([
         '--max-semi-space-size=16',
         '--heap-growing-percent=50',
         '--no-allocation-site-pretenuring',
+        '--liftoff-only',
       ]);
-      expect(argv[4]).toBe('--env-file-if-exists=.env');
-      expect(argv[5]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
+      expect(argv[5]).toBe('--env-file-if-exists=.env');
+      expect(argv[6]).toMatch(/gateway\/bin\/\.\.\/src\/main\.ts$/);
       // The port came from .env; the host from the environment, which wins over the file.
       expect(argv[0]).toMatch(/node_modules\/\.bin\/node$/);
       expect(out).toContain(`"address":"http://127.0.0.1:${port}"`);
       const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
       // An empty MALLOC_ARENA_MAX counts as unset: the launcher's default applies.
       expect(environ).toContain('MALLOC_ARENA_MAX=2');
+      // Fixed glibc thresholds (gateway/bin/gateway says why).
+      expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=262144');
+      expect(environ).toContain('MALLOC_TRIM_THRESHOLD_=1048576');
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {

@@ -9,19 +9,19 @@ import { initialiseInChild, isInitialised } from '../../gateway/src/state/db/pgl
 import { tempDir } from '../harness/tmpdir.ts';
 
 describe('PGlite data directory initialisation', () => {
-  it('initialises a new directory in a child process, then opens it with 16 MB of shared buffers', async () => {
+  it('initialises a new directory in a child process, then opens it with 4 MB of shared buffers', async () => {
     const dir = await tempDir('gw-pglite-init-');
     try {
       const dataDir = path.join(dir.path, 'data');
       expect(isInitialised(dataDir)).toBe(false);
       await initialiseInChild(dataDir);
       expect(isInitialised(dataDir)).toBe(true);
-      expect(readFileSync(path.join(dataDir, 'postgresql.conf'), 'utf8')).toContain('shared_buffers = 16MB');
+      expect(readFileSync(path.join(dataDir, 'postgresql.conf'), 'utf8')).toContain('shared_buffers = 4MB');
       const db = await openPglite({ dataDir });
       try {
         await migrate(db);
         const { rows } = await db.query<{ v: string }>(`SELECT current_setting('shared_buffers') AS v`);
-        expect(rows[0]?.v).toBe('16MB');
+        expect(rows[0]?.v).toBe('4MB');
       } finally {
         await db.close();
       }

@@ -144,9 +144,9 @@ describe('request log writer', () => {
 });
 
 describe('PGlite settings', () => {
-  it('runs with 16 MB of shared buffers instead of the stock 128 MB (resident memory)', async () => {
+  it('runs with 4 MB of shared buffers instead of the stock 128 MB (resident memory)', async () => {
     const { rows } = await db.query<{ v: string }>(`SELECT current_setting('shared_buffers') AS v`);
-    expect(rows[0]?.v).toBe('16MB');
+    expect(rows[0]?.v).toBe('4MB');
   });
 });
 

@@ -15,13 +15,25 @@ export function isInitialised(dataDir: string): boolean {
   return existsSync(path.join(dataDir, 'PG_VERSION'));
 }
 
+/**
+ * Node flags of the child: V8's baseline WebAssembly compiler only (as gateway/bin/gateway runs the gateway), so
+ * optimising initdb's largest functions does not take the child to ~1.1 GB of RSS (578 MB, and 2.4 s against 4.3).
+ */
+const INIT_CHILD_FLAGS = ['--liftoff-only'];
+
 /** Runs initdb for `dataDir` in a child process; rejects with its output when it fails. */
 export function initialiseInChild(dataDir: string, timeoutMs = 120_000): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [SELF, dataDir], { timeout: timeoutMs }, (error, _stdout, stderr) => {
-      if (error) reject(new Error(`initialising the PGlite data directory failed: ${stderr.trim() || error.message}`));
-      else resolve();
-    });
+    execFile(
+      process.execPath,
+      [...INIT_CHILD_FLAGS, SELF, dataDir],
+      { timeout: timeoutMs },
+      (error, _stdout, stderr) => {
+        if (error)
+          reject(new Error(`initialising the PGlite data directory failed: ${stderr.trim() || error.message}`));
+        else resolve();
+      },
+    );
   });
 }
 

@@ -7,6 +7,7 @@ import { guardedDb, withDbErrors } from './driver.ts';
 import { toDbError } from './errors.ts';
 import { OID, parseBytea, parseDate, parseInt8 } from './parsers.ts';
 import { PGLITE_CONF } from './pglite-conf.ts';
+import { CopySource } from './pglite-copy.ts';
 import { initialiseInChild, isInitialised } from './pglite-init.ts';
 import type { Db, Queryable, Row } from './types.ts';
 
@@ -44,6 +45,7 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
   } catch (error) {
     throw toDbError(error);
   }
+  const copySource = new CopySource();
   return guardedDb({
     kind: 'pglite',
     direct: queryable(pglite),
@@ -66,7 +68,9 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
     // PGlite reads COPY ... FROM '/dev/blob' from the query's blob (its stand-in for STDIN).
     async copyFrom(sql: string, data: string | Uint8Array): Promise<void> {
       try {
-        await pglite.query(sql.replace(/FROM STDIN$/, "FROM '/dev/blob'"), [], { blob: new Blob([data]) });
+        await copySource.with(data, (blob) =>
+          pglite.query(sql.replace(/FROM STDIN$/, "FROM '/dev/blob'"), [], { blob }),
+        );
       } catch (error) {
         throw toDbError(error);
       }

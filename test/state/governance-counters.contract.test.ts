@@ -12,6 +12,7 @@ import type { Db } from '../../gateway/src/state/db/types.ts';
 import { ChargeStore } from '../../gateway/src/state/governance/charges.ts';
 import { type BudgetCheck, GovernanceCounters, type RateCheck } from '../../gateway/src/state/governance/counters.ts';
 import { createTestDatabase, testKeyPrefix } from '../harness/db.ts';
+import { chargedInPostgres, newBudget } from './governance-db.ts';
 
 const USD = 1_000_000_000;
 const MINUTE = 60_000;
@@ -43,23 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.close();
 });
-
-async function newBudget(limitNano: number): Promise<string> {
-  const id = `b-${randomUUID()}`;
-  await db.query(`INSERT INTO budgets (id, team_id, max_limit_nano, reset_duration) VALUES ($1, 'team', $2, '1d')`, [
-    id,
-    limitNano,
-  ]);
-  return id;
-}
-
-async function chargedInPostgres(budgetId: string): Promise<number> {
-  const { rows } = await db.query<{ total: number }>(
-    'SELECT COALESCE(sum(cost_nano), 0)::bigint AS total FROM usage_charges WHERE budget_id = $1',
-    [budgetId],
-  );
-  return rows[0]?.total ?? -1;
-}
 
 describe.each(drivers)('Governance counters contract: $name', (driver) => {
   const prefix = testKeyPrefix();
@@ -107,7 +91,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
   });
 
   it('admits exactly what fits in a budget and reserves it', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit([budget(id, USD, 0.4 * USD)])).toEqual({ ok: true, rateCounts: [] });
     expect(await admit([budget(id, USD, 0.4 * USD)])).toEqual({ ok: true, rateCounts: [] });
     expect(await admit([budget(id, USD, 0.4 * USD)])).toEqual({
@@ -123,7 +107,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
   });
 
   it('admits exactly floor($1 / cost) of 200 concurrent admissions from two pods and never charges more than $1', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     const cost = 30_000_000; // $0.03: 33 fit in $1.00
     const requests = Array.from({ length: 200 }, (_, i) => ({
       requestId: `r${i}`,
@@ -149,7 +133,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
     const usage = await usageOf(id);
     expect(usage).toEqual({ usedNano: 33 * cost, reservedNano: 0, source: 'coordinator' });
     expect(usage?.usedNano).toBeLessThanOrEqual(USD);
-    expect(await chargedInPostgres(id)).toBe(33 * cost);
+    expect(await chargedInPostgres(db, id)).toBe(33 * cost);
     expect(await admit([budget(id, USD, cost)])).toMatchObject({ ok: false, kind: 'budget', current: 33 * cost });
   });
 
@@ -165,7 +149,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
   });
 
   it('changes nothing when any check denies', async () => {
-    const [fits, full] = [await newBudget(USD), await newBudget(USD)];
+    const [fits, full] = [await newBudget(db, USD), await newBudget(db, USD)];
     const vk = randomUUID();
     expect(await admit([budget(full, USD, USD)])).toMatchObject({ ok: true });
     const rates = [rate(vk, 'req', 10), rate(vk, 'tok', 100)];
@@ -221,7 +205,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
   });
 
   it('stops counting expired reservations; a late settlement still charges the real cost, reloaded exactly', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     const check = budget(id, USD, 0.8 * USD);
     await expect(
       counters.admit({ requestId: 'slow', now, reservationTtlMs: 1_000, rates: [], budgets: [check] }),
@@ -247,28 +231,28 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
     });
     expect(await admit([budget(id, USD, 0.2 * USD)], [], now + 2_000, 'after')).toMatchObject({ ok: true });
     expect(await usageOf(id)).toEqual({ usedNano: 0.8 * USD, reservedNano: 0.2 * USD, source: 'coordinator' });
-    expect(await chargedInPostgres(id)).toBe(0.8 * USD);
+    expect(await chargedInPostgres(db, id)).toBe(0.8 * USD);
   });
 
   it('releases a reservation without charging anything', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit([budget(id, USD, 0.9 * USD)], [], now, 'failed')).toMatchObject({ ok: true });
     expect(await admit([budget(id, USD, 0.2 * USD)])).toMatchObject({ ok: false });
     await counters.release({ requestId: 'failed', now, budgets: [budget(id, USD, 0)] });
     expect(await usageOf(id)).toEqual({ usedNano: 0, reservedNano: 0, source: 'coordinator' });
     expect(await admit([budget(id, USD, 0.2 * USD)])).toMatchObject({ ok: true });
-    expect(await chargedInPostgres(id)).toBe(0);
+    expect(await chargedInPostgres(db, id)).toBe(0);
   });
 
   it('re-admitting a request replaces its reservation instead of adding to it', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit([budget(id, USD, 0.6 * USD)], [], now, 'retry')).toMatchObject({ ok: true });
     expect(await admit([budget(id, USD, 0.7 * USD)], [], now, 'retry')).toMatchObject({ ok: true });
     expect(await usageOf(id)).toMatchObject({ reservedNano: 0.7 * USD });
   });
 
   it('keeps periods and windows apart, with keys expiring after their window or period', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     const vk = randomUUID();
     expect(await admit([budget(id, USD, USD)], [rate(vk, 'req', 1)])).toMatchObject({ ok: true });
     expect(await admit([budget(id, USD, 1)], [])).toMatchObject({ ok: false, kind: 'budget' });
@@ -290,7 +274,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
   });
 
   it('reads usage from Postgres for a period the coordinator has not loaded', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     await charges.record([{ requestId: 'old', budgetId: id, periodStartMs, costNano: 123 }]);
     expect(await usageOf(id)).toEqual({ usedNano: 123, reservedNano: 0, source: 'postgres' });
     expect(await admit([budget(id, USD, 1_000)])).toMatchObject({ ok: true });
@@ -298,7 +282,7 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
   });
 
   it('rejects bad input with a clear error, changing nothing', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     const vk = randomUUID();
     const bad = [
       admit([budget(id, USD, -1)]),
@@ -314,6 +298,6 @@ describe.each(drivers)('Governance counters contract: $name', (driver) => {
       expect(result).toMatchObject({ status: 'rejected', reason: { code: 'invalid_argument' } });
     expect(await usageOf(id)).toEqual({ usedNano: 0, reservedNano: 0, source: 'postgres' });
     expect(await counters.rateCounts([rate(vk, 'req', 1)])).toEqual([0]);
-    expect(await chargedInPostgres(id)).toBe(0);
+    expect(await chargedInPostgres(db, id)).toBe(0);
   });
 });

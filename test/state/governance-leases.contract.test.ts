@@ -19,6 +19,7 @@ import {
   type RateCheck,
 } from '../../gateway/src/state/governance/counters.ts';
 import { createTestDatabase, testKeyPrefix } from '../harness/db.ts';
+import { chargedInPostgres, newBudget } from './governance-db.ts';
 
 const USD = 1_000_000_000;
 const MINUTE = 60_000;
@@ -56,23 +57,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.close();
 });
-
-async function newBudget(limitNano: number): Promise<string> {
-  const id = `b-${randomUUID()}`;
-  await db.query(`INSERT INTO budgets (id, team_id, max_limit_nano, reset_duration) VALUES ($1, 'team', $2, '1d')`, [
-    id,
-    limitNano,
-  ]);
-  return id;
-}
-
-async function chargedInPostgres(budgetId: string): Promise<number> {
-  const { rows } = await db.query<{ total: number }>(
-    'SELECT COALESCE(sum(cost_nano), 0)::bigint AS total FROM usage_charges WHERE budget_id = $1',
-    [budgetId],
-  );
-  return Number(rows[0]?.total ?? -1);
-}
 
 /** Lets background lease grants and flushes run. */
 const settleDown = () => new Promise((resolve) => setTimeout(resolve, 30));
@@ -130,7 +114,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
 
   it('admits from leases without a script per request, and reads report exactly what was used', async () => {
     const p = await pod();
-    const id = await newBudget(1_000 * USD);
+    const id = await newBudget(db, 1_000 * USD);
     const vk = randomUUID();
     const b = [budget(id, 1_000 * USD, USD / 1_000)];
     const r = [rate(vk, 1_000_000)];
@@ -154,7 +138,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     expect(p.runs.get('governance-settle')).toBe(2); // only the two admitted in Redis
     const [usage] = await p.counters.usage([{ budgetId: id, periodStartMs }], clock.now);
     expect(usage?.usedNano).toBe(52 * cost);
-    expect(await chargedInPostgres(id)).toBe(52 * cost);
+    expect(await chargedInPostgres(db, id)).toBe(52 * cost);
     expect(await p.counters.rateCounts([{ scope: 'vk', id: vk, kind: 'req', windowStartMs }])).toEqual([52]);
 
     await p.counters.close();
@@ -193,7 +177,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     const [a, b] = [await pod(), await pod()];
     const amount = USD / 1_000;
     const limitNano = 3 * USD; // 3,000 requests of $0.001
-    const id = await newBudget(limitNano);
+    const id = await newBudget(db, limitNano);
     const bud = [budget(id, limitNano, amount)];
     let admitted = 0;
     for (let round = 0; round < 40; round++) {
@@ -208,7 +192,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     await Promise.all([a.counters.close(), b.counters.close()]);
     const [usage] = await a.counters.usage([{ budgetId: id, periodStartMs }], clock.now);
     expect(usage).toEqual({ usedNano: admitted * amount, reservedNano: 0, source: 'coordinator' });
-    expect(await chargedInPostgres(id)).toBe(admitted * amount);
+    expect(await chargedInPostgres(db, id)).toBe(admitted * amount);
     while ((await a.admit(bud, [], 'tail')).ok) {
       await a.settle('tail', bud, amount);
       admitted++;
@@ -241,7 +225,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
   it('checks small limits per request: no lease without room for many', async () => {
     const p = await pod();
     const vk = randomUUID();
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     for (let i = 0; i < 20; i++) {
       await p.admit([budget(id, USD, USD / 100)], [rate(vk, 200)]);
       await settleDown();
@@ -252,7 +236,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
 
   it('a lease a load from Postgres marked lost hands its running requests over; nothing is counted twice', async () => {
     const [a, b] = [await pod({ flushMs: 60_000 }), await pod()];
-    const id = await newBudget(1_000 * USD);
+    const id = await newBudget(db, 1_000 * USD);
     const amount = USD / 1_000;
     const cost = USD / 4_000;
     const bud = [budget(id, 1_000 * USD, amount)];
@@ -281,7 +265,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     await Promise.all([a.counters.close(), b.counters.close()]);
 
     const expected = 13 * cost; // load, lease, other and the ten
-    expect(await chargedInPostgres(id)).toBe(expected);
+    expect(await chargedInPostgres(db, id)).toBe(expected);
     expect(await a.admit(bud, [], 'after')).toMatchObject({ ok: true }); // loads the usage again if dropped
     await a.counters.release({ requestId: 'after', now: clock.now, budgets: bud });
     const [usage] = await a.counters.usage([{ budgetId: id, periodStartMs }], clock.now);
@@ -291,7 +275,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
   it("a pod that dies holding a budget lease stops reserving when the lease's entry expires", async () => {
     const a = await pod({ flushMs: 60_000 });
     const b = await pod();
-    const id = await newBudget(1_000 * USD);
+    const id = await newBudget(db, 1_000 * USD);
     const bud = [budget(id, 1_000 * USD, USD / 1_000)];
     await a.admit(bud, [], 'load');
     await a.counters.release({ requestId: 'load', now: clock.now, budgets: bud });

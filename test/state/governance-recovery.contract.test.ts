@@ -16,6 +16,7 @@ import { type BudgetCheck, GovernanceCounters } from '../../gateway/src/state/go
 import { createTestDatabase, testKeyPrefix } from '../harness/db.ts';
 import { startRedis } from '../harness/redis.ts';
 import { waitFor } from '../harness/wait.ts';
+import { newBudget } from './governance-db.ts';
 
 const USD = 1_000_000_000;
 const DAY = 86_400_000;
@@ -45,15 +46,6 @@ afterAll(async () => {
   await charges?.close();
   await db?.close();
 });
-
-async function newBudget(limitNano: number): Promise<string> {
-  const id = `b-${randomUUID()}`;
-  await db.query(`INSERT INTO budgets (id, team_id, max_limit_nano, reset_duration) VALUES ($1, 'team', $2, '1d')`, [
-    id,
-    limitNano,
-  ]);
-  return id;
-}
 
 const budget = (budgetId: string, amountNano: number): BudgetCheck => ({
   budgetId,
@@ -92,7 +84,7 @@ describe.each(drivers)('Governance counters after a data loss: $name', (driver) 
 
   it('settles after the usage vanished, then loads the exact total from Postgres', async () => {
     const { admit, settle, usage } = helpers(counters);
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit(id, 0.3 * USD, 'a')).toMatchObject({ ok: true });
     expect(await admit(id, 0.3 * USD, 'b')).toMatchObject({ ok: true });
     await settle(id, 'a', 0.1 * USD);
@@ -120,7 +112,7 @@ describe.each(drivers)('Governance counters after a data loss: $name', (driver) 
   // it again (the fault test saw a budget 0.02 USD over its charges this way).
   it('counts a charge stored before a load and settled after it once', async () => {
     const { admit, settle, usage } = helpers(counters);
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit(id, 0.3 * USD, 'x')).toMatchObject({ ok: true });
     await flush(id, 'usage');
     await charges.record([{ requestId: 'x', budgetId: id, periodStartMs, costNano: 0.2 * USD }]);
@@ -134,7 +126,7 @@ describe.each(drivers)('Governance counters after a data loss: $name', (driver) 
 
   it('counts it once when its reservation was lost as well (Redis restarted)', async () => {
     const { admit, settle, usage } = helpers(counters);
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit(id, 0.3 * USD, 'x')).toMatchObject({ ok: true });
     await flush(id);
     await charges.record([{ requestId: 'x', budgetId: id, periodStartMs, costNano: 0.2 * USD }]);
@@ -147,7 +139,7 @@ describe.each(drivers)('Governance counters after a data loss: $name', (driver) 
 
   it('keeps the live reservations when only the usage hash vanished', async () => {
     const { admit, usage } = helpers(counters);
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     expect(await admit(id, 0.6 * USD)).toMatchObject({ ok: true });
     await flush(id, 'usage');
     expect(await admit(id, 0.5 * USD)).toMatchObject({ ok: false, kind: 'budget', current: 0.6 * USD });
@@ -155,7 +147,7 @@ describe.each(drivers)('Governance counters after a data loss: $name', (driver) 
   });
 
   it('refuses a load that raced with a settlement the Postgres sum may have missed', async () => {
-    const id = await newBudget(USD);
+    const id = await newBudget(db, USD);
     const keys = budgetKeys(id, periodStartMs);
     const admitArgs = [now, 'r1', now + 60_000, 0, 1, USD, 1, periodStartMs + DAY];
     expect(await coord.run(ADMIT, keys, admitArgs)).toEqual(['load', 0, 0]);
@@ -176,7 +168,7 @@ describe('Governance counters across a Redis restart', () => {
     try {
       const counters = new GovernanceCounters(coord, charges);
       const { admit, settle, usage } = helpers(counters);
-      const id = await newBudget(USD);
+      const id = await newBudget(db, USD);
       const cost = 0.15 * USD;
       for (const requestId of ['r1', 'r2', 'r3']) {
         expect(await admit(id, cost, requestId)).toMatchObject({ ok: true });

@@ -63,11 +63,9 @@ interface RateLease {
   retired: boolean;
 }
 
-interface RateSlot {
-  counter: string;
-  leaseKey: string;
-  windowEndMs: number;
-  lease: RateLease | undefined;
+/** What a pod tracks per counter to decide when to ask for a lease and how big. */
+interface SlotGate {
+  /** The next lease's size, in requests. */
   want: number;
   retryAt: number;
   acquiring: boolean;
@@ -76,6 +74,13 @@ interface RateSlot {
   hitsSince: number;
   /** When this counter last got a lease here (a busy counter renews without waiting for the rate again). */
   leasedAt: number;
+}
+
+interface RateSlot extends SlotGate {
+  counter: string;
+  leaseKey: string;
+  windowEndMs: number;
+  lease: RateLease | undefined;
 }
 
 type BudgetState = 'active' | 'draining' | 'lost';
@@ -100,20 +105,12 @@ interface BudgetLease {
   handover: Promise<void> | undefined;
 }
 
-interface BudgetSlot {
+interface BudgetSlot extends SlotGate {
   budgetId: string;
   periodStartMs: number;
   keys: [string, string, string];
   periodEndMs: number;
   lease: BudgetLease | undefined;
-  want: number;
-  retryAt: number;
-  acquiring: boolean;
-  /** Requests of this counter this pod saw since `hitsSince` (for minRatePerSecond). */
-  hits: number;
-  hitsSince: number;
-  /** When this counter last got a lease here (a busy counter renews without waiting for the rate again). */
-  leasedAt: number;
 }
 
 /** What one request took from leases (its admission's shares). */
@@ -296,12 +293,7 @@ export class LeaseBook {
           leaseKey: `rll${key.slice(2)}`,
           windowEndMs: r.windowEndMs,
           lease: undefined,
-          want: p.initialRequests,
-          retryAt: 0,
-          acquiring: false,
-          hits: 0,
-          hitsSince: now,
-          leasedAt: Number.NEGATIVE_INFINITY,
+          ...newGate(p.initialRequests, now),
         };
         this.#rateSlots.set(key, slot);
       }
@@ -321,12 +313,7 @@ export class LeaseBook {
           keys,
           periodEndMs: b.periodEndMs,
           lease: undefined,
-          want: p.initialRequests,
-          retryAt: 0,
-          acquiring: false,
-          hits: 0,
-          hitsSince: now,
-          leasedAt: Number.NEGATIVE_INFINITY,
+          ...newGate(p.initialRequests, now),
         };
         this.#budgetSlots.set(keys[0], slot);
       }
@@ -381,7 +368,7 @@ export class LeaseBook {
   }
 
   /** Counts the request and tells whether the counter is busy enough here to be worth a lease. */
-  #busy(slot: { hits: number; hitsSince: number; leasedAt: number }, now: number): boolean {
+  #busy(slot: SlotGate, now: number): boolean {
     if (now - slot.leasedAt < 2 * this.#policy.lifeMs) return true;
     if (now - slot.hitsSince >= 1_000) {
       slot.hits = 0;
@@ -604,4 +591,8 @@ export class LeaseBook {
     for (const [key, slot] of this.#budgetSlots)
       if (slot.lease === undefined && !slot.acquiring && now >= slot.periodEndMs) this.#budgetSlots.delete(key);
   }
+}
+
+function newGate(want: number, now: number): SlotGate {
+  return { want, retryAt: 0, acquiring: false, hits: 0, hitsSince: now, leasedAt: Number.NEGATIVE_INFINITY };
 }

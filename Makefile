@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install run test test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds
+.PHONY: install run test test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds api-docs
 
 node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
 	npm ci --no-audit --no-fund
@@ -41,6 +41,11 @@ test-k8s: install cluster-bins kube-tools
 # The CustomResourceDefinitions (crds/ and charts/gateway/templates/crds.yaml) from the zod specs in operator/src/crds.
 crds: install
 	node operator/src/crds/generate.ts
+
+# docs/api (openapi.json and its reference README.md) from GET /openapi.json of a gateway booted in-process on the
+# embedded default (throwaway data directory); test/e2e/api-reference.test.ts fails when they are stale.
+api-docs: install
+	node scripts/api-reference.ts
 
 bench: install
 	node test/bench/run.ts

@@ -36,15 +36,38 @@ const drivers = [
   },
 ];
 
-/** The real coordinator, counting the scripts run through it by name. */
-function counting(coord: Coordinator): { coord: Coordinator; runs: Map<string, number> } {
+/**
+ * The real coordinator, counting the scripts run through it by name; `hold(name)` delays the replies of that
+ * script (it has run) until the returned function is called.
+ */
+function counting(coord: Coordinator): {
+  coord: Coordinator;
+  runs: Map<string, number>;
+  hold: (name: string) => () => void;
+} {
   const runs = new Map<string, number>();
+  const holds = new Map<string, Promise<void>>();
   const wrapped: Coordinator = Object.create(coord) as Coordinator;
-  wrapped.run = (script, keys, args) => {
+  wrapped.run = async (script, keys, args) => {
     runs.set(script.name, (runs.get(script.name) ?? 0) + 1);
-    return coord.run(script, keys, args);
+    const reply = await coord.run(script, keys, args);
+    await holds.get(script.name);
+    return reply;
   };
-  return { coord: wrapped, runs };
+  const hold = (name: string) => {
+    let release: () => void = () => undefined;
+    holds.set(
+      name,
+      new Promise<void>((resolve) => {
+        release = () => {
+          holds.delete(name);
+          resolve();
+        };
+      }),
+    );
+    return () => release();
+  };
+  return { coord: wrapped, runs, hold };
 }
 
 let db: Db;
@@ -89,7 +112,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
   async function pod(policy: Record<string, number> = {}) {
     const raw = await driver.open(prefix);
     opened.push(raw);
-    const { coord, runs } = counting(raw);
+    const { coord, runs, hold } = counting(raw);
     const charges = new ChargeStore(db, { batchWindowMs: 1 });
     stores.push(charges);
     const counters = new GovernanceCounters(coord, charges, {
@@ -104,7 +127,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
         budgets: budgets.map((b) => ({ ...b, costNano })),
         tokens: [],
       });
-    return { raw, counters, runs, admit, settle };
+    return { raw, counters, runs, hold, admit, settle };
   }
 
   afterAll(async () => {
@@ -269,6 +292,47 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
     expect(await a.admit(bud, [], 'after')).toMatchObject({ ok: true }); // loads the usage again if dropped
     await a.counters.release({ requestId: 'after', now: clock.now, budgets: bud });
     const [usage] = await a.counters.usage([{ budgetId: id, periodStartMs }], clock.now);
+    expect(usage).toEqual({ usedNano: expected, reservedNano: 0, source: 'coordinator' });
+  });
+
+  it('a cost settled while the losing flush was on its way is loaded again, not lost', async () => {
+    const [a, b] = [await pod({ flushMs: 60_000 }), await pod()];
+    const id = await newBudget(db, 1_000 * USD);
+    const amount = USD / 1_000;
+    const cost = USD / 4_000;
+    const bud = [budget(id, 1_000 * USD, amount)];
+    await a.admit(bud, [], 'load');
+    await a.settle('load', bud, cost);
+    await a.admit(bud, [], 'lease');
+    await settleDown();
+    expect(a.counters.leases).toBe(1);
+    expect(await a.admit(bud, [], 'early')).toMatchObject({ ok: true }); // from the lease
+    expect(await a.admit(bud, [], 'late')).toMatchObject({ ok: true });
+    await a.settle('early', bud, cost); // its cost waits in the lease for the next flush
+
+    // The period's usage is dropped and loaded again by pod b: a's lease is marked lost.
+    await b.raw.run(INVALIDATE_BUDGET, budgetKeys(id, periodStartMs), [clock.now, periodStartMs + DAY]);
+    expect(await b.admit(bud, [], 'other')).toMatchObject({ ok: true });
+    await b.settle('other', bud, cost);
+
+    // a's flush runs (lost: the usage is dropped) but its reply is held back; meanwhile b loads the usage again,
+    // and then a's request ends: its charge is stored after that load, its cost joins the lease.
+    const release = a.hold('governance-lease-flush');
+    const flushing = a.counters.usage([{ budgetId: id, periodStartMs }], clock.now);
+    await settleDown();
+    expect(await b.admit(bud, [], 'reload')).toMatchObject({ ok: true });
+    await b.counters.release({ requestId: 'reload', now: clock.now, budgets: bud });
+    await a.settle('late', bud, cost);
+    release();
+    await flushing;
+    await a.settle('lease', bud, cost);
+    await Promise.all([a.counters.close(), b.counters.close()]);
+
+    const expected = 5 * cost; // load, lease, other, early, late
+    expect(await chargedInPostgres(db, id)).toBe(expected);
+    expect(await b.admit(bud, [], 'after')).toMatchObject({ ok: true }); // loads the usage again if dropped
+    await b.counters.release({ requestId: 'after', now: clock.now, budgets: bud });
+    const [usage] = await b.counters.usage([{ budgetId: id, periodStartMs }], clock.now);
     expect(usage).toEqual({ usedNano: expected, reservedNano: 0, source: 'coordinator' });
   });
 

@@ -19,6 +19,7 @@ import { createTelemetry, type Telemetry } from './plugins/telemetry/index.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
+import { isInitialised } from './state/db/pglite-init.ts';
 import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
@@ -69,6 +70,15 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(env.logLevel);
   const file = opts.file ?? (await loadConfigFile(env.configPath, opts.processEnv ?? process.env));
   const spoolDir = env.databaseUrl ? spoolDirFor(env.dataDir, env.databaseUrl) : undefined;
+  // Start-up progress (a first embedded start takes seconds): where the database is, never its URL.
+  const embedded = !env.databaseUrl;
+  const openingAt = Date.now();
+  logger.info(
+    { database: embedded ? `embedded PGlite in ${env.dataDir}` : 'Postgres (DATABASE_URL)' },
+    embedded && !isInitialised(env.dataDir)
+      ? 'creating the embedded database (first start: a few seconds) and applying migrations'
+      : 'opening the database and applying migrations',
+  );
   const state = await openState({
     databaseUrl: env.databaseUrl,
     dataDir: env.databaseUrl ? undefined : env.dataDir,
@@ -80,6 +90,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     catalog: providerCatalog,
     log: logger,
   });
+  logger.info({ ms: Date.now() - openingAt }, 'database ready');
   let dispatcher: Agent | undefined;
   let logWriter: LogWriter | undefined;
   let mcp: Mcp | undefined;

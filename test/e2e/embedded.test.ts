@@ -139,6 +139,15 @@ describe('launcher (gateway/bin/gateway: make run, npm start, the image and the 
       // The port came from .env; the host from the environment, which wins over the file.
       expect(argv[0]).toMatch(/node_modules\/\.bin\/node$/);
       expect(out).toContain(`"address":"http://127.0.0.1:${port}"`);
+      // Start-up progress, in order: a first start says it creates the database.
+      const steps = [
+        'creating the embedded database (first start',
+        '"msg":"database ready"',
+        '"msg":"gateway listening"',
+      ];
+      const at = steps.map((step) => out.indexOf(step));
+      expect(at.every((i) => i >= 0)).toBe(true);
+      expect([...at].sort((x, y) => x - y)).toEqual(at);
       const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
       // An empty MALLOC_ARENA_MAX counts as unset: the launcher's default applies.
       expect(environ).toContain('MALLOC_ARENA_MAX=2');

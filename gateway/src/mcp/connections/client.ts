@@ -5,6 +5,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Agent } from 'undici';
+import { GATEWAY_VERSION } from '../../version.ts';
 import { qualifiedToolName } from '../policy.ts';
 import { checkOutboundUrl, type OutboundAllowList } from '../ssrf.ts';
 import type {
@@ -146,7 +147,7 @@ export class ClientConnection {
       credentials: this.ctx.credentials,
       dispatcher: this.ctx.dispatcher(),
       limits: this.ctx.opts,
-      version: '1.5.0',
+      version: GATEWAY_VERSION,
       events: {
         onTools: (tools) => this.setTools(tools),
         onTrouble: (reason, closed) => {

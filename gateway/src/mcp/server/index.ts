@@ -12,6 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Principal } from '../../http/auth.ts';
+import { GATEWAY_VERSION } from '../../version.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
 import { authErrorOf, describeError } from '../connections/errors.ts';
 import { allowedTools, mayExecute, splitToolName, type ToolCaller } from '../policy.ts';
@@ -32,7 +33,7 @@ export interface ToolServerContext {
 /** tools/call as received: its params are checked in the handler, so a bad one is -32602 (the SDK says -32603). */
 const AnyToolCall = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
-export const SERVER_INFO = { name: 'model-gateway', version: '1.5.0' } as const;
+export const SERVER_INFO = { name: 'model-gateway', version: GATEWAY_VERSION } as const;
 
 function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };

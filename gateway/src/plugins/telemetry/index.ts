@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../../config/load.ts';
 import type { ProviderEntry } from '../../state/snapshot.ts';
+import { GATEWAY_VERSION } from '../../version.ts';
 import { GenAiMetrics } from './gen-ai-metrics.ts';
 import { readOtelEnv } from './otel-env.ts';
 import { type BeginInput, RequestTelemetry, type RequestTelemetryDeps } from './request.ts';
@@ -43,7 +44,7 @@ export interface Telemetry {
 export function createTelemetry(opts: TelemetryOptions): Telemetry {
   const settings = readOtelEnv(opts.env);
   if (!settings.ok) throw new ConfigError(settings.error);
-  const tracing = settings.value ? new Tracing(settings.value, opts.version ?? '1.5.0') : undefined;
+  const tracing = settings.value ? new Tracing(settings.value, opts.version ?? GATEWAY_VERSION) : undefined;
   if (settings.value) {
     // The URL only: headers may carry the collector's credentials.
     opts.logger.info(

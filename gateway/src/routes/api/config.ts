@@ -1,10 +1,27 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Runtime } from '../../runtime.ts';
 import { ClientConfigPut, ClientConfigView } from '../../schemas/api-views.ts';
+import { GATEWAY_VERSION } from '../../version.ts';
 
 const tags = ['Configuration'];
 
 export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
+  app.get(
+    '/version',
+    {
+      config: {
+        openapi: {
+          operationId: 'getVersion',
+          summary: 'The gateway release',
+          description: 'The release of the specification this gateway implements, as a JSON string (e.g. "1.5.0").',
+          tags,
+          responses: { 200: { description: 'The release', json: z.string() } },
+        },
+      },
+    },
+    async (_req, reply) => reply.type('application/json').send(JSON.stringify(GATEWAY_VERSION)),
+  );
   app.get(
     '/config',
     {

@@ -15,6 +15,7 @@
 // What leasing gives up: near a limit, while another pod still holds unused capacity, a request can be refused
 // up to one lease life early (never admitted past the limit); docs/decisions.md, "Leases".
 import { randomUUID } from 'node:crypto';
+import { rateLeaseKeyOf } from '../coord/governance/keys.ts';
 import { CONVERT, FLUSH, LEASE, RATE_SYNC } from '../coord/governance/lease-scripts.ts';
 import type { Coordinator } from '../coord/types.ts';
 import type { AdmitRequest, AdmitResult, BudgetCharge } from './counters.ts';
@@ -178,22 +179,15 @@ export class LeaseBook {
     let missing = false;
     for (const key of rateKeys) {
       const lease = this.#rateSlots.get(key)?.lease;
-      if (lease === undefined || lease.retired || now >= lease.expiresAt || lease.taken >= lease.capacity)
-        missing = true;
-      else rates.push(lease);
+      if (lease !== undefined && rateLeaseHasRoom(lease, now)) rates.push(lease);
+      else missing = true;
     }
     for (let j = 0; j < budgetKeys.length; j++) {
       const lease = this.#budgetSlots.get(budgetKeys[j]![0])?.lease;
       const amount = req.budgets[j]!.amountNano;
-      if (
-        lease === undefined ||
-        lease.state !== 'active' ||
-        now >= lease.expiresAt ||
-        now + req.reservationTtlMs > lease.entryExpiresAt ||
-        lease.entry - lease.spent - lease.reserved < amount
-      )
-        missing = true;
-      else budgets.push({ lease, amount });
+      if (lease !== undefined && budgetLeaseHasRoom(lease, now, req.reservationTtlMs, amount))
+        budgets.push({ lease, amount });
+      else missing = true;
     }
     if (missing) {
       this.#acquire(req, rateKeys, budgetKeys);
@@ -290,7 +284,7 @@ export class LeaseBook {
       if (slot === undefined) {
         slot = {
           counter: key,
-          leaseKey: `rll${key.slice(2)}`,
+          leaseKey: rateLeaseKeyOf(key),
           windowEndMs: r.windowEndMs,
           lease: undefined,
           ...newGate(p.initialRequests, now),
@@ -298,7 +292,7 @@ export class LeaseBook {
         this.#rateSlots.set(key, slot);
       }
       const lease = slot.lease;
-      if (lease !== undefined && !lease.retired && now < lease.expiresAt && lease.taken < lease.capacity) continue;
+      if (lease !== undefined && rateLeaseHasRoom(lease, now)) continue;
       if (slot.acquiring || now < slot.retryAt || !this.#busy(slot, now)) return;
       rates.push({ slot, limit: r.limit, want: slot.want });
     }
@@ -319,14 +313,7 @@ export class LeaseBook {
       }
       const lease = slot.lease;
       const unit = Math.max(b.amountNano, 1);
-      if (
-        lease !== undefined &&
-        lease.state === 'active' &&
-        now < lease.expiresAt &&
-        now + req.reservationTtlMs <= lease.entryExpiresAt &&
-        lease.entry - lease.spent - lease.reserved >= b.amountNano
-      )
-        continue;
+      if (lease !== undefined && budgetLeaseHasRoom(lease, now, req.reservationTtlMs, b.amountNano)) continue;
       if (slot.acquiring || now < slot.retryAt || !this.#busy(slot, now)) return;
       budgets.push({ slot, limit: b.limitNano, want: slot.want * unit, unit });
     }
@@ -591,6 +578,21 @@ export class LeaseBook {
     for (const [key, slot] of this.#budgetSlots)
       if (slot.lease === undefined && !slot.acquiring && now >= slot.periodEndMs) this.#budgetSlots.delete(key);
   }
+}
+
+/** A rate lease this pod may still admit a request from. */
+function rateLeaseHasRoom(lease: RateLease, now: number): boolean {
+  return !lease.retired && now < lease.expiresAt && lease.taken < lease.capacity;
+}
+
+/** A budget lease that admits now, covers the request's reservation for its whole life, and has `amount` free. */
+function budgetLeaseHasRoom(lease: BudgetLease, now: number, reservationTtlMs: number, amount: number): boolean {
+  return (
+    lease.state === 'active' &&
+    now < lease.expiresAt &&
+    now + reservationTtlMs <= lease.entryExpiresAt &&
+    lease.entry - lease.spent - lease.reserved >= amount
+  );
 }
 
 function newGate(want: number, now: number): SlotGate {

@@ -23,7 +23,12 @@ export function rateKey(scope: string, id: string, kind: RateKind, windowStartMs
  * not reported used yet (state/governance/leases.ts); reads subtract it from the counter.
  */
 export function rateLeaseKey(scope: string, id: string, kind: RateKind, windowStartMs: number): string {
-  return `rll${rateKey(scope, id, kind, windowStartMs).slice(2)}`;
+  return rateLeaseKeyOf(rateKey(scope, id, kind, windowStartMs));
+}
+
+/** The lease key of a rate counter key built by rateKey. */
+export function rateLeaseKeyOf(counterKey: string): string {
+  return `rll${counterKey.slice(2)}`;
 }
 
 /** Field prefix of a pod's lease in a budget's reservations hash (see lease-scripts.ts). */

@@ -300,6 +300,16 @@ describe('errors', () => {
       expect(env).toMatchObject({ is_gateway_error: true, status_code: 400 });
     }
     expect((await post('hello', 'text/plain')).status).toBe(415);
+    // Only routes that read uploads take multipart/form-data; chat answers 415 in the envelope.
+    const form = new FormData();
+    form.set('model', 'openai/gpt-4o-mini');
+    const multipart = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INFERENCE_TOKEN}` },
+      body: form,
+    });
+    expect(multipart.status).toBe(415);
+    expect(await multipart.json()).toMatchObject({ is_gateway_error: true, status_code: 415 });
     expect(primary.requests).toHaveLength(0);
   });
 

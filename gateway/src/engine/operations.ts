@@ -10,8 +10,34 @@ import { type EmbeddingRequest, type EmbeddingResponse, encodeAsRequested } from
 import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
 
-/** Usage in the unified (OpenAI chat) shape, details included: cost depends on cached tokens. */
-export type UsageSummary = Usage;
+/**
+ * What an operation that is not billed (only) by tokens is billed by: images generated (by size and quality),
+ * seconds of audio or video, characters of speech input, document pages, search units. Each provider adapter
+ * reports the units it knows from the request or the answer; the price table says what one unit costs.
+ */
+export interface BilledUnits {
+  images?: number;
+  /** `1024x1024`, as the request asked or the provider answered. */
+  image_size?: string;
+  /** `standard`, `hd`, `low`, `medium`, `high`. */
+  image_quality?: string;
+  /** Seconds of audio input (transcription, translation) or output (speech, where the provider bills it so). */
+  audio_seconds?: number;
+  /** Characters of text input (speech). */
+  characters?: number;
+  /** Document pages (OCR). */
+  pages?: number;
+  /** Seconds of video generated. */
+  video_seconds?: number;
+  /** Rerank searches (Cohere's search units). */
+  search_units?: number;
+}
+
+/**
+ * Usage in the unified (OpenAI chat) shape, details included (cost depends on cached tokens), and the non-token
+ * units of operations billed otherwise.
+ */
+export type UsageSummary = Usage & { units?: BilledUnits };
 
 type Unary<Req, Res> = (a: ProviderAdapter) => ((req: Req, ctx: CallContext) => Promise<Res>) | undefined;
 type Streaming<Req, Chunk> = (

@@ -6,6 +6,7 @@
 // the log the same way for every format; a route only joins a path to one operation.
 import type { OperationSpec, UsageSummary } from '../engine/operations.ts';
 import type { ErrorEnvelope, ExtraFields } from '../http/errors.ts';
+import type { Form, FormLimits } from '../http/multipart.ts';
 import type { RouteDoc } from '../http/openapi.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -31,7 +32,8 @@ export interface WireFormat {
 
 /** What a route hands the decoder. */
 export interface RequestParts {
-  body: unknown;
+  /** The parsed JSON body, or the read form on an operation that takes `multipart/form-data` (see `multipart`). */
+  body: unknown | Form;
   params: Record<string, string>;
   query: Record<string, string | string[] | undefined>;
   headers: Headers;
@@ -88,8 +90,13 @@ export interface FormatOperation<Req, Res, Chunk> {
   readonly spec: OperationSpec<Req, Res, Chunk>;
   /** Validates and decodes; throws GatewayError (400, naming the field) on bad input. */
   decode(parts: RequestParts): Decoded<Req>;
-  /** The unary answer as sent, with the gateway's additions (e.g. `extra_fields`). */
+  /**
+   * The unary answer as sent, with the gateway's additions (e.g. `extra_fields`); a `BinaryBody`
+   * (providers/shared/binary.ts) is sent as bytes as they arrive.
+   */
   respond(res: Res, extra: ExtraFields): unknown;
+  /** Present: the operation also takes `multipart/form-data` bodies, read whole within these bounds. */
+  readonly multipart?: FormLimits;
   /** Absent: the operation does not stream. */
   readonly stream?: StreamCodec<Req, Chunk>;
   /** Absent: the operation takes no function tools (no MCP tool injection, no auto-execution). */

@@ -14,6 +14,7 @@ import {
 } from './auth.ts';
 import { replyWithError } from './error-reply.ts';
 import { GatewayError } from './errors.ts';
+import { installMultipart } from './multipart.ts';
 import type { RouteDoc } from './openapi.ts';
 
 /**
@@ -84,6 +85,8 @@ export function registerFamily(
       });
     }
     if (opts.scheme !== 'public') family.addHook('onRequest', authenticator(rt, opts.scheme, opts.carriers));
+    // Inference families take uploads (image edits, audio, files) on the routes that declare them.
+    if (opts.scheme === 'inference') installMultipart(family);
     routes(family);
   };
   app.register(plugin, { prefix: opts.prefix });

@@ -1,6 +1,7 @@
 // The inference core's edge, one handler for every wire format: decode the caller's request, resolve the model,
 // run the engine (routing, admission, key selection, the call, retries, fallbacks), answer in the caller's
 // format (whole or streamed), then settle and log. A route only joins a path to one format operation.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { ExecOutcome } from '../engine/execute.ts';
 import type { StreamContent } from '../engine/hooks.ts';
@@ -18,9 +19,11 @@ import type { UsageSummary } from '../engine/operations.ts';
 import { ownersOf } from '../engine/route-request.ts';
 import type { FormatOperation, StreamEncoder } from '../formats/types.ts';
 import { type ExtraFields, toEnvelope } from '../http/errors.ts';
+import { readForm } from '../http/multipart.ts';
 import { RequestError } from '../http/request-error.ts';
 import { StreamWriter } from '../http/stream-writer.ts';
 import { injectTools } from '../mcp/injection/index.ts';
+import { BinaryBody } from '../providers/shared/binary.ts';
 import type { Runtime } from '../runtime.ts';
 
 type AnyOperation = FormatOperation<unknown, unknown, unknown>;
@@ -47,7 +50,7 @@ export function registerInferenceRoute<Req, Res, Chunk>(
   app.route({
     method,
     url: path,
-    config: { openapi: op.doc },
+    config: { openapi: op.doc, ...(op.multipart ? { multipart: true } : {}) },
     handler: (request, reply) => handle(rt, op as unknown as AnyOperation, request, reply),
   });
 }
@@ -58,8 +61,9 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
   let requestType = op.spec.requestType;
   let decoded: ReturnType<AnyOperation['decode']>;
   try {
+    const body = op.multipart && request.isMultipart() ? await readForm(request, op.multipart) : request.body;
     decoded = op.decode({
-      body: request.body,
+      body,
       params: (request.params ?? {}) as Record<string, string>,
       query: (request.query ?? {}) as Record<string, string | string[] | undefined>,
       headers: request.headers,
@@ -143,7 +147,12 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
       reply.header('x-gateway-request-id', id);
       const limits = prepared?.guard.headers;
       if (limits) reply.headers(limits);
-      return op.respond(answer.value, extra(answer.outcome));
+      const sent = op.respond(answer.value, extra(answer.outcome));
+      if (sent instanceof BinaryBody) {
+        reply.headers(sent.headers).type(sent.contentType);
+        return reply.send(Readable.from(sent.body, { objectMode: false }));
+      }
+      return sent;
     }
     prepared = prepare(rt, input);
     const encoder = op.stream.open(decoded.body, !prepared.guard.idle);

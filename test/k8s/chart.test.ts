@@ -67,15 +67,19 @@ describe('helm lint and the values schema', () => {
     expect(out).toContain('1 chart(s) linted, 0 chart(s) failed');
   });
 
-  it('refuses to lint or render without the Postgres and Redis Secret names', async () => {
-    const lint = await helm('lint', '--strict', chart);
-    expect(lint.code).not.toBe(0);
-    const said = lint.stdout + lint.stderr;
-    expect(said).toContain("at '/postgres/existingSecret'");
-    expect(said).toContain("at '/redis/existingSecret'");
-    const render = await helm('template', RELEASE, chart, '--set', 'postgres.existingSecret=pg');
-    expect(render.code).not.toBe(0);
-    expect(render.stderr).toContain("at '/redis/existingSecret'");
+  it('lints and renders clean with --strict and no values at all (the embedded mode)', async () => {
+    const out = ok(await helm('lint', '--strict', chart));
+    expect(out).toContain('1 chart(s) linted, 0 chart(s) failed');
+    ok(await helm('template', RELEASE, chart));
+  });
+
+  it('refuses half of the external mode, naming the Secret that is missing', async () => {
+    const onlyPg = await helm('template', RELEASE, chart, '--set', 'postgres.existingSecret=pg');
+    expect(onlyPg.code).not.toBe(0);
+    expect(onlyPg.stderr).toContain('postgres.existingSecret is set but redis.existingSecret is not');
+    const onlyRedis = await helm('template', RELEASE, chart, '--set', 'redis.existingSecret=redis');
+    expect(onlyRedis.code).not.toBe(0);
+    expect(onlyRedis.stderr).toContain('redis.existingSecret is set but postgres.existingSecret is not');
   });
 
   it.each([
@@ -86,6 +90,7 @@ describe('helm lint and the values schema', () => {
     [['--set', 'operator.logLevel=loud'], "at '/operator/logLevel'"],
     [['--set', 'crds.enabled=yes-please'], "at '/crds/enabled'"],
     [['--set', 'postgres.existingSecret=Not_A_Name'], "at '/postgres/existingSecret'"],
+    [['--set', 'embedded.persistence.size=lots'], "at '/embedded/persistence/size'"],
   ])('refuses %j', async (args, message) => {
     const render = await helm('template', RELEASE, chart, ...REQUIRED, ...args);
     expect(render.code).not.toBe(0);
@@ -99,7 +104,7 @@ describe('helm lint and the values schema', () => {
   });
 });
 
-describe('what the chart renders by default', () => {
+describe('what the chart renders in the external mode (Postgres and Redis Secrets named)', () => {
   let objects: Manifest[];
   beforeAll(async () => {
     objects = parseManifests(await template());
@@ -286,6 +291,109 @@ describe('optional parts', () => {
     const without = await template('--set', 'crds.enabled=false');
     expect(manifestsBySource(without).get('templates/crds.yaml') ?? []).toEqual([]);
     expect(parseManifests(without).some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
+  });
+});
+
+describe('the embedded mode (no values)', () => {
+  let objects: Manifest[];
+  beforeAll(async () => {
+    objects = parseManifests(ok(await helm('template', RELEASE, chart, '--namespace', NS)));
+  });
+
+  it('renders one gateway pod on a data volume, and no operator, CRDs, HPA or PDB', () => {
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
+      [
+        `Deployment/${FULLNAME}`,
+        `PersistentVolumeClaim/${FULLNAME}-data`,
+        `Service/${FULLNAME}`,
+        `ServiceAccount/${FULLNAME}`,
+      ].sort(),
+    );
+    const deploy = findManifest(objects, 'Deployment', FULLNAME);
+    expect(deploy).toMatchObject({
+      spec: {
+        replicas: 1,
+        strategy: { type: 'Recreate' },
+        template: {
+          spec: {
+            volumes: [
+              { name: 'tmp', emptyDir: expect.any(Object) },
+              { name: 'data', persistentVolumeClaim: { claimName: `${FULLNAME}-data` } },
+            ],
+            containers: [
+              {
+                volumeMounts: [
+                  { name: 'tmp', mountPath: '/tmp' },
+                  { name: 'data', mountPath: '/data' },
+                ],
+                env: [
+                  env('GATEWAY_PORT', '8080'),
+                  env('GATEWAY_LOG_LEVEL', 'info'),
+                  env('GATEWAY_DATA_DIR', '/data'),
+                  env('GATEWAY_ENCRYPTION_KEY', {
+                    secretKeyRef: { name: `${FULLNAME}-encryption-key`, key: 'encryption-key', optional: true },
+                  }),
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    expect(findManifest(objects, 'PersistentVolumeClaim', `${FULLNAME}-data`)).toMatchObject({
+      metadata: { annotations: { 'helm.sh/resource-policy': 'keep' } },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } } },
+    });
+  });
+
+  it('keeps one replica whatever the autoscaling and replica values say', async () => {
+    const rendered = parseManifests(
+      ok(await helm('template', RELEASE, chart, '--set', 'gateway.replicas=4', '--set', 'autoscaling.enabled=true')),
+    );
+    expect(findManifest(rendered, 'Deployment', FULLNAME).spec).toMatchObject({ replicas: 1 });
+    expect(rendered.some((o) => o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+  });
+
+  it('uses an existing claim, a storage class, or an emptyDir with persistence off', async () => {
+    const claim = parseManifests(
+      ok(await helm('template', RELEASE, chart, '--set', 'embedded.persistence.existingClaim=my-data')),
+    );
+    expect(claim.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(findManifest(claim, 'Deployment', FULLNAME).spec).toMatchObject({
+      template: {
+        spec: { volumes: expect.arrayContaining([{ name: 'data', persistentVolumeClaim: { claimName: 'my-data' } }]) },
+      },
+    });
+    const classed = parseManifests(
+      ok(await helm('template', RELEASE, chart, '--set', 'embedded.persistence.storageClass=fast')),
+    );
+    expect(findManifest(classed, 'PersistentVolumeClaim', `${FULLNAME}-data`).spec).toMatchObject({
+      storageClassName: 'fast',
+    });
+    const off = parseManifests(
+      ok(await helm('template', RELEASE, chart, '--set', 'embedded.persistence.enabled=false')),
+    );
+    expect(off.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(findManifest(off, 'Deployment', FULLNAME).spec).toMatchObject({
+      template: { spec: { volumes: expect.arrayContaining([{ name: 'data', emptyDir: {} }]) } },
+    });
+  });
+
+  it('installs with no values against the API server, and says how to reach the production shape', async () => {
+    const ns = 'embedded-mode';
+    ok(await kubectl('create', 'namespace', ns));
+    const out = ok(await helm('install', 'gw', chart, '--namespace', ns));
+    expect(out).toContain('STATUS: deployed');
+    expect(out).toContain('Embedded mode: one gateway pod on PGlite');
+    expect(out).toContain('set postgres.existingSecret and');
+    const deploy = JSON.parse(ok(await kubectl('get', 'deployment', 'gw-gateway', '-n', ns, '-o', 'json')));
+    expect(deploy.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
+    const pvc = JSON.parse(ok(await kubectl('get', 'pvc', 'gw-gateway-data', '-n', ns, '-o', 'json')));
+    expect(pvc.spec.resources.requests.storage).toBe('2Gi');
+    // helm uninstall keeps the database's claim.
+    ok(await helm('uninstall', 'gw', '--namespace', ns));
+    ok(await kubectl('get', 'pvc', 'gw-gateway-data', '-n', ns));
+    expect((await kubectl('get', 'deployment', 'gw-gateway', '-n', ns)).stderr).toContain('NotFound');
   });
 });
 

@@ -345,9 +345,13 @@ describe('chart template', () => {
     const chart = join(cp.dir, 'chart');
     await mkdir(join(chart, 'templates'), { recursive: true });
     await writeFile(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: crds-only\nversion: 0.0.0\n');
-    await writeFile(join(chart, 'values.yaml'), `crds:\n  enabled: ${enabled}\n`);
-    const template = await readFile(join(repoRoot, 'charts', 'gateway', 'templates', 'crds.yaml'), 'utf8');
-    await writeFile(join(chart, 'templates', 'crds.yaml'), template);
+    // The CRDs belong to the external mode (both state Secrets named), whose test lives in _helpers.tpl.
+    const values = `crds:\n  enabled: ${enabled}\npostgres:\n  existingSecret: pg\nredis:\n  existingSecret: redis\n`;
+    await writeFile(join(chart, 'values.yaml'), values);
+    for (const file of ['crds.yaml', '_helpers.tpl']) {
+      const template = await readFile(join(repoRoot, 'charts', 'gateway', 'templates', file), 'utf8');
+      await writeFile(join(chart, 'templates', file), template);
+    }
     return ok(await execTool(tools.helm, ['template', 'gw', chart], { env: cp.toolEnv }));
   }
 

@@ -57,21 +57,44 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-encryption-key" (include "gateway.fullname" .)) .Values.encryptionKey.secretName }}
 {{- end }}
 
-{{/* Environment shared by the gateway and the operator: state URLs from existing Secrets. */}}
+{{/*
+"true" in the external mode (Postgres and Redis from existing Secrets: several replicas, the operator, the CRDs),
+empty in the embedded mode (neither Secret named: one replica on PGlite with its data on a PersistentVolumeClaim).
+Naming only one of the two Secrets is an error that says what to set.
+*/}}
+{{- define "gateway.external" -}}
+{{- $pg := .Values.postgres.existingSecret }}
+{{- $redis := .Values.redis.existingSecret }}
+{{- if and $pg $redis }}true
+{{- else if $pg }}
+{{- fail "postgres.existingSecret is set but redis.existingSecret is not: the external mode needs both (a Secret holding the Redis URL), the embedded mode neither" }}
+{{- else if $redis }}
+{{- fail "redis.existingSecret is set but postgres.existingSecret is not: the external mode needs both (a Secret holding the Postgres URL), the embedded mode neither" }}
+{{- end }}
+{{- end }}
+
+{{/* The embedded mode's data volume claim. */}}
+{{- define "gateway.dataClaim" -}}
+{{- default (printf "%s-data" (include "gateway.fullname" .)) .Values.embedded.persistence.existingClaim }}
+{{- end }}
+
+{{/* Environment shared by the gateway and the operator: state URLs from existing Secrets (external mode only). */}}
 {{- define "gateway.stateEnv" -}}
+{{- if include "gateway.external" . }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ required "postgres.existingSecret is required: the name of a Secret holding the Postgres URL" .Values.postgres.existingSecret | quote }}
+      name: {{ .Values.postgres.existingSecret | quote }}
       key: {{ .Values.postgres.secretKey | quote }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
-      name: {{ required "redis.existingSecret is required: the name of a Secret holding the Redis URL" .Values.redis.existingSecret | quote }}
+      name: {{ .Values.redis.existingSecret | quote }}
       key: {{ .Values.redis.secretKey | quote }}
 {{- with .Values.redis.keyPrefix }}
 - name: GATEWAY_REDIS_PREFIX
   value: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 

@@ -1,12 +1,31 @@
 // The contract every upstream provider implements. Providers are pure translators around one HTTP call:
 // they never pick keys, retry, fall back or log (the engine does that).
 import type { Dispatcher } from 'undici';
+import type {
+  SpeechAudio,
+  SpeechRequest,
+  SpeechStreamEvent,
+  TranscriptionRequest,
+  TranscriptionResult,
+  TranscriptionStreamEvent,
+} from '../schemas/audio.ts';
 import type { ChatChunk, ChatRequest, ChatResponse } from '../schemas/chat.ts';
 import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
 import type { ModelInfo } from '../schemas/models.ts';
+import type { OcrRequest, OcrResponse } from '../schemas/ocr.ts';
+import type { RerankRequest, RerankResponse } from '../schemas/rerank.ts';
 import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
+import type {
+  VideoCreateRequest,
+  VideoDeleted,
+  VideoJob,
+  VideoList,
+  VideoListQuery,
+  VideoRemixBody,
+} from '../schemas/videos.ts';
+import type { BinaryBody } from './shared/binary.ts';
 
 export type Operation =
   | 'list_models'
@@ -17,7 +36,14 @@ export type Operation =
   | 'embeddings'
   | 'responses'
   | 'responses_stream'
-  | 'count_tokens';
+  | 'count_tokens'
+  | 'speech'
+  | 'speech_stream'
+  | 'transcription'
+  | 'transcription_stream'
+  | 'translation'
+  | 'rerank'
+  | 'ocr';
 
 /** A provider key as the engine hands it to a provider: secret values resolved. Never log this object. */
 export interface ProviderKey {
@@ -117,6 +143,26 @@ export interface ProviderAdapter {
   responses?(req: ResponsesRequest, ctx: CallContext): Promise<ResponsesResponse>;
   responsesStream?(req: ResponsesRequest, ctx: CallContext): Promise<AsyncIterable<ResponsesStreamEvent>>;
   countTokens?(req: CountTokensRequest, ctx: CallContext): Promise<CountTokensResponse>;
+  /** Resolves once the upstream answered 2xx; the audio bytes then arrive through `body`. */
+  speech?(req: SpeechRequest, ctx: CallContext): Promise<SpeechAudio>;
+  speechStream?(req: SpeechRequest, ctx: CallContext): Promise<AsyncIterable<SpeechStreamEvent>>;
+  transcription?(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+  transcriptionStream?(req: TranscriptionRequest, ctx: CallContext): Promise<AsyncIterable<TranscriptionStreamEvent>>;
+  translation?(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+  rerank?(req: RerankRequest, ctx: CallContext): Promise<RerankResponse>;
+  ocr?(req: OcrRequest, ctx: CallContext): Promise<OcrResponse>;
   /** Same-format pass-through for the inbound wire formats this provider's API speaks (see NativeOperation). */
   native?: NativeCalls;
+  /** Video generation jobs (OpenAI's `/v1/videos` shape); ids here are the provider's own. */
+  videos?: VideoCalls;
+}
+
+/** A provider's video calls; one left out is `unsupported_operation`. Model-less calls get `ctx.model` empty. */
+export interface VideoCalls {
+  create?(req: VideoCreateRequest, ctx: CallContext): Promise<VideoJob>;
+  retrieve?(id: string, ctx: CallContext): Promise<VideoJob>;
+  list?(query: VideoListQuery, ctx: CallContext): Promise<VideoList>;
+  delete?(id: string, ctx: CallContext): Promise<VideoDeleted>;
+  remix?(id: string, body: VideoRemixBody, ctx: CallContext): Promise<VideoJob>;
+  content?(id: string, variant: string | undefined, ctx: CallContext): Promise<BinaryBody>;
 }

@@ -1,7 +1,8 @@
 // OpenAI: every operation, at https://api.openai.com/v1 with `Authorization: Bearer <key>`.
 import type { Operation, ProviderAdapter } from '../types.ts';
 import { createOpenAIStyleAdapter } from './adapter.ts';
-import { BEARER, rootedEndpoints } from './endpoints.ts';
+import { apiRoot, authHeaders, BEARER, rootedEndpoints } from './endpoints.ts';
+import { openAIStyleVideos } from './videos.ts';
 
 /** `network_config.base_url` replaces this; it may be given with or without the trailing `/v1`. */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
@@ -21,5 +22,11 @@ export const OPENAI_OPERATIONS: readonly Operation[] = [
 const endpoints = rootedEndpoints(OPENAI_DEFAULT_BASE_URL, '/v1', BEARER);
 
 export function createOpenAIProvider(): ProviderAdapter {
-  return createOpenAIStyleAdapter('openai', endpoints, OPENAI_OPERATIONS);
+  const adapter = createOpenAIStyleAdapter('openai', endpoints, OPENAI_OPERATIONS);
+  adapter.videos = openAIStyleVideos({
+    root: (ctx) => apiRoot(ctx.network.base_url ?? OPENAI_DEFAULT_BASE_URL, '/v1'),
+    headers: (key) => authHeaders(BEARER, key),
+    bodyModel: (ctx) => ctx.model,
+  });
+  return adapter;
 }

@@ -8,7 +8,7 @@ import { type BodySource, textOf, UpstreamBodyQueue } from './upstream-body.ts';
 import { checkUpstreamUrl } from './url.ts';
 
 export interface UpstreamRequest {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers: Record<string, string>;
   /** Serialized body; JSON bodies are stringified by the caller once. */

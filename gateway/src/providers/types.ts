@@ -9,10 +9,12 @@ import type {
   TranscriptionResult,
   TranscriptionStreamEvent,
 } from '../schemas/audio.ts';
+import type { Batch, BatchCreateRequest, BatchList, BatchListQuery, BatchResultStream } from '../schemas/batches.ts';
 import type { ChatChunk, ChatRequest, ChatResponse } from '../schemas/chat.ts';
 import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
+import type { FileDeleted, FileList, FileListQuery, FileObject, FileUpload } from '../schemas/files.ts';
 import type { ModelInfo } from '../schemas/models.ts';
 import type { OcrRequest, OcrResponse } from '../schemas/ocr.ts';
 import type { RerankRequest, RerankResponse } from '../schemas/rerank.ts';
@@ -155,6 +157,29 @@ export interface ProviderAdapter {
   native?: NativeCalls;
   /** Video generation jobs (OpenAI's `/v1/videos` shape); ids here are the provider's own. */
   videos?: VideoCalls;
+  /** Files (OpenAI's `/v1/files` shape); ids here are the provider's own. */
+  files?: FileCalls;
+  /** Batch jobs (OpenAI's `/v1/batches` shape); ids here are the provider's own. */
+  batches?: BatchCalls;
+}
+
+/** A provider's file calls; one left out is `unsupported_operation`. Model-less: `ctx.model` is empty. */
+export interface FileCalls {
+  upload?(up: FileUpload, ctx: CallContext): Promise<FileObject>;
+  list?(query: FileListQuery, ctx: CallContext): Promise<FileList>;
+  retrieve?(id: string, ctx: CallContext): Promise<FileObject>;
+  delete?(id: string, ctx: CallContext): Promise<FileDeleted>;
+  content?(id: string, ctx: CallContext): Promise<BinaryBody>;
+}
+
+/** A provider's batch calls; `ctx.model` is the batch's model when the caller named one, else empty. */
+export interface BatchCalls {
+  create?(req: BatchCreateRequest, ctx: CallContext): Promise<Batch>;
+  retrieve?(id: string, ctx: CallContext): Promise<Batch>;
+  list?(query: BatchListQuery, ctx: CallContext): Promise<BatchList>;
+  cancel?(id: string, ctx: CallContext): Promise<Batch>;
+  /** Resolves once the results are readable (the batch ended); they then arrive as they are read. */
+  results?(id: string, ctx: CallContext): Promise<BatchResultStream>;
 }
 
 /** A provider's video calls; one left out is `unsupported_operation`. Model-less calls get `ctx.model` empty. */

@@ -1,4 +1,5 @@
 // One upstream HTTP call with a timeout, mapped to ProviderError. Every provider sends through here.
+import type { Readable } from 'node:stream';
 import { type Dispatcher, errors as undiciErrors } from 'undici';
 import { messageOf } from '../../util/errors.ts';
 import { ProviderError, responseTooLarge } from '../errors.ts';
@@ -11,8 +12,11 @@ export interface UpstreamRequest {
   method?: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers: Record<string, string>;
-  /** Serialized body; JSON bodies are stringified by the caller once. */
-  body?: string | Uint8Array;
+  /**
+   * Serialized body; JSON bodies are stringified by the caller once. A Readable is sent as it is read (a file
+   * upload streamed through): it cannot be sent twice, so such calls are never retried.
+   */
+  body?: string | Uint8Array | Readable;
 }
 
 /** Turns an upstream error body into message/type/code; each provider knows its own error shape. */

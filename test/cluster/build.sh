@@ -23,6 +23,10 @@ die() {
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
+# The official tarball's place, when it is not on PATH.
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  export PATH="$PATH:/usr/local/go/bin"
+fi
 command -v go >/dev/null 2>&1 || die "'go' not found on PATH (Go >= 1.24 is needed to build etcd and kube-apiserver)"
 
 # Module-aware, use go.mod/go.sum as committed (never rewrite them), static binaries.

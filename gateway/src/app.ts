@@ -10,6 +10,8 @@ import { installJsonParser } from './http/json-body.ts';
 import { normaliseTarget } from './http/request-target.ts';
 import { type RouteRecord, registerFamily, routeCensus } from './http/route-family.ts';
 import { createServer } from './http/server.ts';
+import { installWebSocket, REALTIME_KEY_SUBPROTOCOL } from './realtime/websocket.ts';
+import { registerCacheRoutes } from './routes/api/cache.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
 import { registerGovernanceCrudRoutes } from './routes/api/governance/crud.ts';
 import { registerQuotaRoute } from './routes/api/governance/quota.ts';
@@ -103,6 +105,8 @@ export function buildApp(rt: Runtime): App {
   });
 
   app.setErrorHandler((error, request, reply) => replyWithError(rt, request, reply, error, undefined));
+  // Before the route families: upgrades are routed through them (realtime sessions).
+  installWebSocket(app);
 
   app.setNotFoundHandler((request, reply) => {
     sendError(request, reply, new GatewayError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`));
@@ -124,6 +128,7 @@ export function buildApp(rt: Runtime): App {
     registerProviderRoutes(f, rt);
     registerLogRoutes(f, rt);
     registerPluginRoutes(f, rt);
+    registerCacheRoutes(f, rt);
     registerVirtualKeyRoutes(f, rt);
     registerGovernanceCrudRoutes(f, rt);
     registerRateLimitRoutes(f, rt);
@@ -131,7 +136,12 @@ export function buildApp(rt: Runtime): App {
     registerOAuthRoutes(f, rt);
     registerPerUserFlowRoutes(f, rt);
   });
-  registerFamily(app, rt, { scheme: 'inference', prefix: '/v1' }, (f) => registerV1Routes(f, rt));
+  registerFamily(
+    app,
+    rt,
+    { scheme: 'inference', prefix: '/v1', carriers: { subprotocol: REALTIME_KEY_SUBPROTOCOL } },
+    (f) => registerV1Routes(f, rt),
+  );
   registerFormatFamilies(app, rt);
   registerMcpServerFamily(app, rt);
 

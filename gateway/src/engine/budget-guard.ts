@@ -15,6 +15,7 @@ import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import { isUnavailable } from '../state/errors.ts';
 import type { AdmitResult } from '../state/governance/counters.ts';
+import type { BilledUnits } from './operations.ts';
 
 /** What a governed request answers while Redis (or, to load a budget, Postgres) cannot be reached. */
 const RETRY_AFTER_S = 1;
@@ -52,12 +53,16 @@ export class BudgetGuard {
   private inputTokens: number | undefined;
   /** Rate-limit headers of the tightest request limit, for the response. */
   headers: RateHeaders | undefined;
+  /** The units the request is estimated to be billed by (OperationSpec.estimateUnits), reserved beside tokens. */
+  units: BilledUnits | undefined;
 
-  constructor(rt: Runtime, requestId: string, owners: Owners, body: unknown) {
+  /** `countsRequest: false`: the request limits were already counted (a realtime session's later responses). */
+  constructor(rt: Runtime, requestId: string, owners: Owners, body: unknown, countsRequest = true) {
     this.rt = rt;
     this.requestId = requestId;
     this.owners = owners;
     this.body = body;
+    this.requestCounted = !countsRequest;
   }
 
   /** True when nothing can apply (no virtual key, team or customer): the request skips the coordinator. */
@@ -78,6 +83,7 @@ export class BudgetGuard {
       ? reservationNano(price.price, {
           inputTokens: this.inputTokens,
           maxOutputTokens: requestMaxOutputTokens(this.body, price.price),
+          units: this.units,
         })
       : 0;
     const plan = planLimits(this.owners, cand.providerConfig, now, amountNano, !this.requestCounted);

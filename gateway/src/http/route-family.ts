@@ -9,6 +9,7 @@ import {
   authenticateAdmin,
   authenticateInference,
   type CarriedCredential,
+  isVirtualKey,
   type Principal,
   virtualKey,
 } from './auth.ts';
@@ -45,7 +46,15 @@ export interface FamilyOptions {
    * Where the format's SDKs put their key, besides the spec's schemes: header names (`x-goog-api-key`, Azure's
    * `api-key`) and a query parameter (`key`). A value there must be a virtual key or a gateway token.
    */
-  carriers?: { headers?: readonly string[]; query?: string };
+  carriers?: {
+    headers?: readonly string[];
+    query?: string;
+    /**
+     * On a WebSocket upgrade, a `Sec-WebSocket-Protocol` entry with this prefix (browsers cannot set headers on a
+     * WebSocket: `openai-insecure-api-key.<key>`). Only a virtual key is taken there.
+     */
+    subprotocol?: string;
+  };
   /** Prepended to the operationIds of the family's routes (a family that mounts a format again elsewhere). */
   operationIdPrefix?: string;
 }
@@ -140,12 +149,31 @@ function carriedBy(request: FastifyRequest, carriers: FamilyOptions['carriers'])
     const value = Array.isArray(v) ? v[0] : v;
     if (value !== undefined) out.push({ where: name, value: value.trim() });
   }
+  const offered = carriers?.subprotocol ? subprotocolValue(request, carriers.subprotocol) : undefined;
+  if (offered !== undefined) {
+    if (!isVirtualKey(offered)) {
+      throw new GatewayError('authentication_failed', 'only a virtual key is accepted as a WebSocket subprotocol');
+    }
+    out.push({ where: 'Sec-WebSocket-Protocol', value: offered });
+  }
   if (carriers?.query) {
     const v = (request.query as Record<string, unknown> | undefined)?.[carriers.query];
     const value = Array.isArray(v) ? v[0] : v;
     if (typeof value === 'string') out.push({ where: `?${carriers.query}`, value });
   }
   return out;
+}
+
+/** The value after `prefix` in the subprotocols of a WebSocket upgrade (none on other requests). */
+function subprotocolValue(request: FastifyRequest, prefix: string): string | undefined {
+  const h = request.headers;
+  const protocols = h['sec-websocket-protocol'];
+  if (typeof protocols !== 'string' || h.upgrade?.toLowerCase() !== 'websocket') return undefined;
+  for (const p of protocols.split(',')) {
+    const t = p.trim();
+    if (t.startsWith(prefix) && t.length > prefix.length) return t.slice(prefix.length);
+  }
+  return undefined;
 }
 
 function authenticator(

@@ -10,6 +10,7 @@ import type { Runtime } from '../runtime.ts';
 import { registerInferenceRoute } from './inference-route.ts';
 import { registerOpenAIOperations } from './v1/index.ts';
 import { registerModelsRoute } from './v1/models.ts';
+import { registerRealtimeRoutes } from './v1/realtime.ts';
 
 const ops = openaiOperations(openaiFormat);
 
@@ -19,6 +20,7 @@ export function registerCompatRoutes(app: FastifyInstance, rt: Runtime): void {
     async (v1) => {
       registerModelsRoute(v1, rt);
       registerOpenAIOperations(v1, rt, ops);
+      registerRealtimeRoutes(v1, rt, 'openai');
     },
     { prefix: '/v1' },
   );

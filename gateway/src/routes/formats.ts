@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { openaiFormat } from '../formats/openai/format.ts';
 import type { WireFormat } from '../formats/types.ts';
 import { registerFamily } from '../http/route-family.ts';
+import { REALTIME_KEY_SUBPROTOCOL } from '../realtime/websocket.ts';
 import type { Runtime } from '../runtime.ts';
 import { registerCompatRoutes } from './compat-a.ts';
 import { anthropicRoutes } from './native/anthropic.ts';
@@ -19,8 +20,8 @@ const NATIVE: readonly NativeRoutes[] = [anthropicRoutes, genaiRoutes, cloudconv
 /** The framework-integration prefixes: each mounts every format. */
 export const FRAMEWORK_MOUNTS = ['aggregator', 'langchain', 'pydanticai'] as const;
 
-/** Azure's OpenAI client sends its key in `api-key`. */
-const OPENAI_CARRIERS = { headers: ['api-key'] };
+/** Azure's OpenAI client sends its key in `api-key`; a browser's realtime WebSocket in a subprotocol. */
+const OPENAI_CARRIERS = { headers: ['api-key'], subprotocol: REALTIME_KEY_SUBPROTOCOL };
 
 export function registerFormatFamilies(app: FastifyInstance, rt: Runtime): void {
   const openai = (prefix: string, operationIdPrefix?: string) =>

@@ -7,11 +7,14 @@ import type { Runtime } from '../../runtime.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
 import { registerToolExecuteRoute } from './mcp-execute.ts';
 import { registerModelsRoute } from './models.ts';
+import { registerRealtimeRoutes } from './realtime.ts';
+import { registerVideoRoutes } from './videos.ts';
 
 export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerModelsRoute(app, rt);
   registerOpenAIOperations(app, rt, openaiOperations(unifiedFormat));
   registerToolExecuteRoute(app, rt);
+  registerRealtimeRoutes(app, rt, undefined);
 }
 
 /** The OpenAI operations at their OpenAI paths (relative to the family's `/v1`-like prefix). */
@@ -21,4 +24,5 @@ export function registerOpenAIOperations(app: FastifyInstance, rt: Runtime, ops:
   registerInferenceRoute(app, rt, '/embeddings', ops.embeddings);
   registerInferenceRoute(app, rt, '/responses', ops.responses);
   registerInferenceRoute(app, rt, '/count_tokens', ops.countTokens);
+  registerVideoRoutes(app, rt, ops.chat.format);
 }

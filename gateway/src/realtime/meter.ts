@@ -1,0 +1,136 @@
+// A realtime session's governance: the session is admitted like a request (rate limits counted once, a budget
+// reservation for its first response), then every `response.done` is charged as it arrives and the reservation
+// of the next response taken at once. When the budgets have no room for another response (or a token rate limit
+// is spent) the charge reports the denial, and the session is closed by its owner.
+import { BudgetGuard } from '../engine/budget-guard.ts';
+import type { Candidate } from '../governance/admission.ts';
+import type { Owners } from '../governance/limits.ts';
+import type { Runtime } from '../runtime.ts';
+import type { Usage } from '../schemas/chat.ts';
+import { messageOf } from '../util/errors.ts';
+
+/** The longest a session may run; reservations of a turn outlive it (a pod that died frees them by TTL). */
+export const MAX_SESSION_MS = 2 * 60 * 60 * 1000;
+
+export class SessionMeter {
+  private readonly rt: Runtime;
+  private readonly sessionId: string;
+  private readonly owners: Owners;
+  private guard: BudgetGuard;
+  private cand: Candidate | undefined;
+  private turn = 0;
+  /** Charges run one after another, in the order their responses finished. */
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Summed over the session, for its log row. */
+  readonly usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  costNano: number | undefined;
+  responses = 0;
+
+  constructor(rt: Runtime, sessionId: string, owners: Owners) {
+    this.rt = rt;
+    this.sessionId = sessionId;
+    this.owners = owners;
+    this.guard = new BudgetGuard(rt, sessionId, owners, {});
+  }
+
+  /** Rate-limit headers of the admission (for the upgrade's answer). */
+  get headers(): Record<string, string> | undefined {
+    return this.guard.headers;
+  }
+
+  /** Admission of the session on a candidate (the engine calls it before each candidate is tried). */
+  async admit(cand: Candidate): Promise<void> {
+    this.cand = cand;
+    await this.guard.admit(cand, MAX_SESSION_MS);
+  }
+
+  /**
+   * Charges one finished response, then reserves the next. Resolves to the denial (a GatewayError or the
+   * coordinator's failure) when the session may not go on, else undefined.
+   */
+  charge(usage: Usage, keyId: string): Promise<unknown> {
+    const next = this.chain.then(() => this.chargeNow(usage, keyId));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async chargeNow(usage: Usage, keyId: string): Promise<unknown> {
+    this.add(usage);
+    const settled = this.guard.settle(usage, keyId);
+    if (settled.costNano !== undefined) this.costNano = (this.costNano ?? 0) + settled.costNano;
+    else if (this.guard.idle) this.addUngoverned(usage, keyId);
+    settled.done.catch((err: unknown) =>
+      this.rt.logger.error({ request_id: this.sessionId, err: messageOf(err) }, 'settling a realtime response failed'),
+    );
+    const cand = this.cand;
+    if (this.guard.idle || !cand) return undefined;
+    this.turn += 1;
+    this.guard = new BudgetGuard(this.rt, `${this.sessionId}.${this.turn}`, this.owners, {}, false);
+    try {
+      await this.guard.admit(cand, MAX_SESSION_MS);
+      return undefined;
+    } catch (err) {
+      return err;
+    }
+  }
+
+  /** Frees the reservation of the response that never came (the session ended). */
+  async close(): Promise<void> {
+    await this.chain;
+    await this.guard.release().catch((err: unknown) => {
+      this.rt.logger.warn(
+        { request_id: this.sessionId, err: messageOf(err) },
+        'releasing a realtime reservation failed',
+      );
+    });
+  }
+
+  /** The session's first admission was refused or failed: nothing to keep. */
+  abandon(): Promise<void> {
+    return this.guard.release();
+  }
+
+  private add(u: Usage): void {
+    this.responses += 1;
+    this.usage.prompt_tokens += u.prompt_tokens;
+    this.usage.completion_tokens += u.completion_tokens;
+    this.usage.total_tokens += u.total_tokens;
+    const cached = u.prompt_tokens_details?.cached_tokens;
+    if (cached !== undefined) {
+      const details = this.usage.prompt_tokens_details ?? {};
+      details.cached_tokens = (details.cached_tokens ?? 0) + cached;
+      this.usage.prompt_tokens_details = details;
+    }
+  }
+
+  /** Outside governance the cost is only priced, for the log. */
+  private addUngoverned(usage: Usage, keyId: string): void {
+    const cand = this.cand;
+    if (!cand) return;
+    const cost = BudgetGuard.costOf(this.rt, cand.provider, cand.model, usage, keyId);
+    if (cost !== undefined) this.costNano = (this.costNano ?? 0) + cost;
+  }
+}
+
+/** The unified usage of a realtime `response.done` (`response.usage`: input/output tokens and their details). */
+export function realtimeUsage(event: unknown): Usage | undefined {
+  const response = field(event, 'response');
+  const u = field(response, 'usage');
+  if (u === undefined) return undefined;
+  const input = count(field(u, 'input_tokens'));
+  const output = count(field(u, 'output_tokens'));
+  const total = count(field(u, 'total_tokens')) || input + output;
+  const cached = count(field(field(u, 'input_token_details'), 'cached_tokens'));
+  const usage: Usage = { prompt_tokens: input, completion_tokens: output, total_tokens: total };
+  if (cached > 0) usage.prompt_tokens_details = { cached_tokens: cached };
+  return usage;
+}
+
+function field(v: unknown, name: string): unknown {
+  // A non-null, non-array object: reading one property of it is safe.
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[name] : undefined;
+}
+
+function count(v: unknown): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : 0;
+}

@@ -1,0 +1,161 @@
+// A fake OpenAI (and Azure OpenAI) realtime upstream: the WebSocket session at `/v1/realtime?model=` (Azure:
+// `/openai/v1/realtime?model=`) speaking the event protocol (session.created, session.update -> session.updated,
+// response.create -> response.created, a text delta, response.done with usage), the WebRTC calls endpoint
+// (multipart `sdp` + `session` in, 201 `application/sdp` answer out) and client_secrets. Records what it got.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+
+export interface RealtimeConnection {
+  url: string;
+  headers: IncomingMessage['headers'];
+  /** Client events received, parsed. */
+  events: Record<string, unknown>[];
+  socket: WebSocket;
+}
+
+export interface RecordedCall {
+  path: string;
+  headers: IncomingMessage['headers'];
+  contentType: string;
+  /** Multipart parts by name (the calls endpoint), or the JSON body (client secrets). */
+  parts: Record<string, string>;
+  json: unknown;
+}
+
+export const ANSWER_SDP = 'v=0\r\no=- 4242 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=fake-answer\r\n';
+
+export class RealtimeFake {
+  readonly connections: RealtimeConnection[] = [];
+  readonly calls: RecordedCall[] = [];
+  /** Usage of every response.done. */
+  usage = { input: 120, output: 1000, cached: 20 };
+  /** Status for the next upgrades, in order (refused with an OpenAI error body). */
+  readonly refusals: number[] = [];
+  private server: Server | undefined;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private seq = 0;
+
+  get url(): string {
+    const addr = this.server?.address() as AddressInfo | null; // a listening TCP server
+    if (!addr) throw new Error('fake not started');
+    return `http://127.0.0.1:${addr.port}`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const path = (req.url ?? '').split('?')[0] ?? '';
+        const contentType = String(req.headers['content-type'] ?? '');
+        if (req.method === 'POST' && path.endsWith('/realtime/calls')) {
+          this.calls.push({ path, headers: req.headers, contentType, parts: parseMultipart(body, contentType), json: null });
+          res.writeHead(201, { 'content-type': 'application/sdp', location: `/v1/realtime/calls/rtc_${++this.seq}` });
+          res.end(ANSWER_SDP);
+          return;
+        }
+        if (req.method === 'POST' && path.endsWith('/realtime/client_secrets')) {
+          const json = JSON.parse(body) as { session?: Record<string, unknown> };
+          this.calls.push({ path, headers: req.headers, contentType, parts: {}, json });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              value: `ek_fake_${++this.seq}`,
+              expires_at: Math.floor(Date.now() / 1000) + 600,
+              session: { ...json.session, id: `sess_${this.seq}`, object: 'realtime.session' },
+            }),
+          );
+          return;
+        }
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'no such route', type: 'invalid_request_error' } }));
+      });
+    });
+    this.server.on('upgrade', (req, socket, head) => {
+      const status = this.refusals.shift();
+      if (status !== undefined) {
+        const body = JSON.stringify({ error: { message: `refused with ${status}`, type: 'invalid_request_error' } });
+        socket.end(
+          `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+        );
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.session(ws, req));
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.wss.clients) c.terminate();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  reset(): void {
+    this.connections.length = 0;
+    this.calls.length = 0;
+    this.refusals.length = 0;
+  }
+
+  private session(ws: WebSocket, req: IncomingMessage): void {
+    const conn: RealtimeConnection = { url: req.url ?? '', headers: req.headers, events: [], socket: ws };
+    this.connections.push(conn);
+    const model = new URL(conn.url, 'http://x').searchParams.get('model');
+    const session = { id: `sess_${++this.seq}`, object: 'realtime.session', type: 'realtime', model };
+    const send = (event: Record<string, unknown>) => ws.send(JSON.stringify({ event_id: `event_${++this.seq}`, ...event }));
+    send({ type: 'session.created', session });
+    ws.on('message', (data, binary) => {
+      if (binary) {
+        ws.send(data, { binary: true });
+        return;
+      }
+      const event = JSON.parse(data.toString()) as Record<string, unknown>;
+      conn.events.push(event);
+      if (event['type'] === 'session.update') send({ type: 'session.updated', session });
+      if (event['type'] === 'response.create') this.respond(send);
+    });
+  }
+
+  private respond(send: (e: Record<string, unknown>) => void): void {
+    const id = `resp_${++this.seq}`;
+    send({ type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress' } });
+    send({ type: 'response.output_text.delta', response_id: id, item_id: 'item_1', delta: 'Hello "response.done"' });
+    const { input, output, cached } = this.usage;
+    send({
+      type: 'response.done',
+      response: {
+        id,
+        object: 'realtime.response',
+        status: 'completed',
+        output: [],
+        usage: {
+          total_tokens: input + output,
+          input_tokens: input,
+          output_tokens: output,
+          input_token_details: { cached_tokens: cached, text_tokens: input, audio_tokens: 0 },
+          output_token_details: { text_tokens: output, audio_tokens: 0 },
+        },
+      },
+    });
+  }
+}
+
+/** The text parts of a multipart/form-data body (enough for the calls endpoint's two parts). */
+function parseMultipart(body: string, contentType: string): Record<string, string> {
+  const boundary = /boundary=("?)([^";]+)\1/.exec(contentType)?.[2];
+  if (!boundary) return {};
+  const out: Record<string, string> = {};
+  for (const chunk of body.split(`--${boundary}`)) {
+    const sep = chunk.indexOf('\r\n\r\n');
+    if (sep < 0) continue;
+    const name = /name="([^"]+)"/.exec(chunk.slice(0, sep))?.[1];
+    if (name) out[name] = chunk.slice(sep + 4).replace(/\r\n$/, '');
+  }
+  return out;
+}
+
+export function createRealtimeFake(): RealtimeFake {
+  return new RealtimeFake();
+}

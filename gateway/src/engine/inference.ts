@@ -9,7 +9,7 @@ import type { RequestLog } from '../state/services/log-rows.ts';
 import { messageOf } from '../util/errors.ts';
 import { BudgetGuard } from './budget-guard.ts';
 import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
-import type { OperationSpec, UsageSummary } from './operations.ts';
+import type { BilledUnits, OperationSpec, UsageSummary } from './operations.ts';
 import { pinOf, sessionOf } from './request.ts';
 import { type RoutedRequest, routeRequest } from './route-request.ts';
 import { markStreamFailureFrom, WatchedStream } from './stream-trail.ts';
@@ -65,11 +65,14 @@ export function execDeps(rt: Runtime): ExecDeps {
   };
 }
 
-export function prepare<Req>(rt: Runtime, input: InferenceInput<Req>): Prepared {
+/** `units`: what the request is estimated to be billed by besides tokens (OperationSpec.estimateUnits). */
+export function prepare<Req>(rt: Runtime, input: InferenceInput<Req>, units?: BilledUnits): Prepared {
   const telemetry = rt.telemetry.begin(input);
   try {
     const routed = routeRequest(rt, input.owners, input.body, input.model, input.fallbacks, input.headers);
-    return { routed, guard: new BudgetGuard(rt, input.id, routed.owners, input.body), telemetry };
+    const guard = new BudgetGuard(rt, input.id, routed.owners, input.body);
+    guard.units = units;
+    return { routed, guard, telemetry };
   } catch (err) {
     telemetry?.abandon(err);
     throw err;
@@ -176,6 +179,8 @@ export interface LogFields {
   input?: unknown;
   /** The unified answer (a stream's: pieced together as it passed, see EngineHooks.streamContent). */
   output?: unknown;
+  /** The semantic cache's debug record (hits and misses), stored in the row's `cache_debug`. */
+  cacheDebug?: unknown;
 }
 
 export function logRequest(rt: Runtime, f: LogFields): void {
@@ -208,7 +213,7 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     cost_nano: f.costNano ?? null,
     routing_rule_id: f.prepared?.routed.ruleId ?? null,
     content: rt.plugins.wantsContent() ? contentJson(f.input, loggableOutput(f.output)) : null,
-    cache_debug: null,
+    cache_debug: f.cacheDebug ?? null,
   };
   rt.plugins.finished(entry);
   rt.metrics.recordRequest(entry.provider ?? 'none', f.requestType, entry.status, entry.latency_ms / 1000);

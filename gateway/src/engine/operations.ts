@@ -51,6 +51,12 @@ export interface OperationSpec<Req, Res, Chunk> {
   stream?: Streaming<Req, Chunk>;
   usage(res: Res): UsageSummary | undefined;
   chunkUsage?(chunk: Chunk): UsageSummary | undefined;
+  /**
+   * The units the request will be billed by, estimated from it before the call (images asked for and their size,
+   * characters to speak, a default allowance of seconds, ...), for the budget reservation at admission. Absent:
+   * the reservation counts tokens only.
+   */
+  estimateUnits?(req: Req): BilledUnits | undefined;
 }
 
 export function fromChatUsage(u: Usage | null | undefined): UsageSummary | undefined {

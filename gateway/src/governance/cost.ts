@@ -6,9 +6,10 @@
 // counts in BigInt and rounded up to the next whole nano. Rounding up means a non-zero usage at a
 // non-zero price never costs 0.
 
-import type { Usage } from '../schemas/chat.ts';
+import type { BilledUnits, UsageSummary } from '../engine/operations.ts';
 import { isRecord } from '../util/records.ts';
 import type { ModelPrice } from './model.ts';
+import { femtoPerUnit, unitsFemto } from './pricing/units.ts';
 
 /**
  * Token counts of a finished request, in the unified usage's terms: `prompt_tokens` INCLUDES the cached
@@ -19,6 +20,8 @@ export interface UsageTokens {
   completion_tokens: number;
   cached_read_tokens?: number | undefined;
   cache_write_tokens?: number | undefined;
+  /** Non-token units (images, seconds, characters, pages, search units); priced only when no token is reported. */
+  units?: BilledUnits | undefined;
 }
 
 /** Output allowance when neither the request nor the price says how long the answer may be. */
@@ -27,7 +30,6 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** Tokens reserved per image part (see estimateInputTokens). */
 export const DEFAULT_IMAGE_TOKENS = 4000;
 
-const FEMTO_PER_USD = 1e15;
 const FEMTO_PER_NANO = 1_000_000n;
 
 /**
@@ -35,9 +37,12 @@ const FEMTO_PER_NANO = 1_000_000n;
  * falling back to `input` when the price has no such rate), and only the remaining prompt tokens at
  * `input`: cached tokens are never billed twice. If the cached counts exceed prompt_tokens (a provider
  * reporting them outside the prompt), no prompt token is billed at `input` and the cached ones still are.
+ * An answer without tokens is billed by its units (pricing/units.ts: the rule and the unit prices).
  */
 export function costNano(price: ModelPrice, usage: UsageTokens): number {
   const prompt = tokens(usage.prompt_tokens);
+  const completion = tokens(usage.completion_tokens);
+  if (prompt === 0n && completion === 0n) return toNano(unitsFemto(price, usage.units, 'charge'));
   const cachedRead = tokens(usage.cached_read_tokens);
   const cacheWrite = tokens(usage.cache_write_tokens);
   const uncached = prompt - cachedRead - cacheWrite;
@@ -45,28 +50,35 @@ export function costNano(price: ModelPrice, usage: UsageTokens): number {
     (uncached > 0n ? uncached : 0n) * femtoPerToken(price.input) +
     cachedRead * femtoPerToken(price.cache_read ?? price.input) +
     cacheWrite * femtoPerToken(price.cache_write ?? price.input) +
-    tokens(usage.completion_tokens) * femtoPerToken(price.output);
+    completion * femtoPerToken(price.output);
   return toNano(femto);
 }
 
-/** UsageTokens from the unified (OpenAI-shaped) usage block. */
-export function usageTokens(usage: Usage): UsageTokens {
-  return {
+/** UsageTokens from the unified (OpenAI-shaped) usage block, with the operation's units when it has any. */
+export function usageTokens(usage: UsageSummary): UsageTokens {
+  const out: UsageTokens = {
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,
     cached_read_tokens: usage.prompt_tokens_details?.cached_tokens,
     cache_write_tokens: usage.prompt_tokens_details?.cache_creation_tokens,
   };
+  if (usage.units) out.units = usage.units;
+  return out;
 }
 
 /**
  * The most a request can cost: every input token at the dearer of `input` and `cache_write` (a request
- * may write its whole prompt to the cache), plus `maxOutputTokens` at `output`. Held at admission.
+ * may write its whole prompt to the cache), plus `maxOutputTokens` at `output`; or, for an operation billed
+ * by units, the units estimated from the request at their dearest fitting price, when that is more (the answer
+ * is billed by one or the other, see costNano). Held at admission.
  */
-export function reservationNano(price: ModelPrice, req: { inputTokens: number; maxOutputTokens: number }): number {
+export function reservationNano(
+  price: ModelPrice,
+  req: { inputTokens: number; maxOutputTokens: number; units?: BilledUnits | undefined },
+): number {
   const inputFemto = bigMax(femtoPerToken(price.input), femtoPerToken(price.cache_write ?? price.input));
   const femto = tokens(req.inputTokens) * inputFemto + tokens(req.maxOutputTokens) * femtoPerToken(price.output);
-  return toNano(femto);
+  return toNano(bigMax(femto, unitsFemto(price, req.units, 'reserve')));
 }
 
 /**
@@ -218,7 +230,7 @@ function tokens(n: number | undefined): bigint {
 
 /** A per-token USD price as integer 1e-15 USD; negative or non-finite prices count as 0. */
 function femtoPerToken(usd: number): bigint {
-  return Number.isFinite(usd) && usd > 0 ? BigInt(Math.round(usd * FEMTO_PER_USD)) : 0n;
+  return femtoPerUnit(usd);
 }
 
 function toNano(femto: bigint): number {

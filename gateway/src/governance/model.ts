@@ -86,7 +86,10 @@ export interface RoutingRule {
   priority: number;
 }
 
-/** USD per token. */
+/**
+ * USD per token, and USD per non-token unit for operations billed otherwise (governance/pricing/units.ts says
+ * how units are priced beside tokens).
+ */
 export interface ModelPrice {
   input: number;
   output: number;
@@ -94,6 +97,22 @@ export interface ModelPrice {
   cache_write?: number | undefined;
   /** Largest output the model produces, for reservations when the request sets no max_tokens. */
   max_output_tokens?: number | undefined;
+  /** Per image generated at the model's default size and quality (and where no variant below matches). */
+  image?: number | undefined;
+  /** Per image by `<quality>/<size>`, `<size>` or `<quality>` (`hd/1024x1792`, `1024x1792`, `hd`), most specific wins. */
+  image_variants?: Readonly<Record<string, number>> | undefined;
+  /** Per second of audio input (transcription, translation). */
+  audio_input_second?: number | undefined;
+  /** Per second of audio output (speech priced by duration). */
+  audio_output_second?: number | undefined;
+  /** Per character of text input (speech). */
+  character?: number | undefined;
+  /** Per document page (OCR). */
+  page?: number | undefined;
+  /** Per second of video generated. */
+  video_second?: number | undefined;
+  /** Per search unit (rerank). */
+  search_unit?: number | undefined;
 }
 
 export interface PricingOverride {

@@ -15,6 +15,7 @@
 // premium for Claude 4.5+, audio/image output tokens. The table prices the standard tier; the difference
 // shows up as an under-charge for such requests, so add an override where it matters.
 import type { ModelPrice } from '../model.ts';
+import { UNIT_PRICES } from './units-table.ts';
 
 interface PerMillion {
   cache_read?: number;
@@ -177,8 +178,7 @@ const xai: Record<string, ModelPrice> = {
   'grok-2': m(2, 10),
 };
 
-/** Provider name -> model key -> price. */
-export const PRICE_TABLE: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
+const TOKEN_PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   openai,
   anthropic,
   gemini,
@@ -190,13 +190,21 @@ export const PRICE_TABLE: Readonly<Record<string, Readonly<Record<string, ModelP
   xai,
 };
 
+/** Provider name -> model key -> price: the token-priced models and the unit-priced ones (units-table.ts). */
+export const PRICE_TABLE: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = Object.fromEntries(
+  [...new Set([...Object.keys(TOKEN_PRICES), ...Object.keys(UNIT_PRICES)])].map((provider) => [
+    provider,
+    { ...TOKEN_PRICES[provider], ...UNIT_PRICES[provider] },
+  ]),
+);
+
 /**
  * Providers priced from other providers' tables, searched in order: Azure OpenAI serves OpenAI models
  * (looked up by the model or deployment name), Vertex serves Gemini and Claude.
  */
 export const TABLE_SOURCES: Readonly<Record<string, readonly string[]>> = {
   azure: ['openai'],
-  vertex: ['gemini', 'anthropic'],
+  vertex: ['vertex', 'gemini', 'anthropic'],
 };
 
 /** Vendor prefixes inside a provider's model ids that are priced from another table (`anthropic.claude-*`). */

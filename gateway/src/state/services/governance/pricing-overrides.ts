@@ -1,8 +1,15 @@
-// Pricing overrides: USD-per-token prices that replace the catalog's for a model, globally or for one provider,
-// provider key or virtual key. validate -> check the scope exists -> write in a transaction -> publish.
+// Pricing overrides: USD-per-token (and per-unit) prices that replace the catalog's for a model, globally or for
+// one provider, provider key or virtual key. validate -> check the scope exists -> write in a transaction -> publish.
 import { z } from 'zod';
 import { WILDCARD } from '../../../config/allow-list.ts';
-import type { PricingOverride } from '../../../governance/model.ts';
+import type { ModelPrice, PricingOverride } from '../../../governance/model.ts';
+import {
+  storedUnitPrices,
+  UNIT_PRICE_FIELDS,
+  UNIT_PRICE_NAMES,
+  unitPricesOf,
+  unitPriceView,
+} from '../../../governance/pricing/override-fields.ts';
 import { idString, nameString } from '../../../schemas/strings.ts';
 import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
@@ -23,12 +30,20 @@ export const PricingOverrideInput = z
     scope_id: nameString(256).nullish(),
     provider: nameString(64),
     model: nameString(256, { trim: true }),
-    input_cost_per_token: Cost,
-    output_cost_per_token: Cost,
+    input_cost_per_token: Cost.optional(),
+    output_cost_per_token: Cost.optional(),
     cache_read_cost_per_token: Cost.nullish(),
     cache_write_cost_per_token: Cost.nullish(),
+    ...UNIT_PRICE_FIELDS,
   })
   .superRefine((o, ctx) => {
+    if (!UNIT_PRICE_NAMES.some((f) => o[f] != null)) {
+      for (const f of ['input_cost_per_token', 'output_cost_per_token'] as const) {
+        if (o[f] === undefined) {
+          ctx.addIssue({ code: 'custom', path: [f], message: 'required unless a per-unit price is set' });
+        }
+      }
+    }
     if (o.scope === 'global' && o.scope_id != null) {
       ctx.addIssue({ code: 'custom', path: ['scope_id'], message: 'must be omitted when scope is global' });
     }
@@ -48,6 +63,8 @@ interface OverrideRow {
   output_cost_per_token: string;
   cache_read_cost_per_token: string | null;
   cache_write_cost_per_token: string | null;
+  /** jsonb: the per-unit prices under their ModelPrice keys, or null. */
+  unit_prices: unknown;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -186,6 +203,7 @@ export async function readPricingOverrides(q: Queryable): Promise<PricingOverrid
       output: Number(r.output_cost_per_token),
       ...(r.cache_read_cost_per_token !== null ? { cache_read: Number(r.cache_read_cost_per_token) } : {}),
       ...(r.cache_write_cost_per_token !== null ? { cache_write: Number(r.cache_write_cost_per_token) } : {}),
+      ...storedUnitPrices(r.unit_prices),
     },
   }));
 }
@@ -200,20 +218,26 @@ const COLUMNS = [
   'output_cost_per_token',
   'cache_read_cost_per_token',
   'cache_write_cost_per_token',
+  'unit_prices',
 ];
 
-/** Query parameters $2..$9; prices go to Postgres as decimal strings so `numeric` keeps them exactly. */
+/** Query parameters $2..$10; prices go to Postgres as decimal strings so `numeric` keeps them exactly. */
 function columns(o: PricingOverrideInput): unknown[] {
   return [
     o.scope,
     o.scope === 'global' ? null : (o.scope_id ?? null),
     o.provider,
     o.model,
-    String(o.input_cost_per_token),
-    String(o.output_cost_per_token),
+    String(o.input_cost_per_token ?? 0),
+    String(o.output_cost_per_token ?? 0),
     o.cache_read_cost_per_token == null ? null : String(o.cache_read_cost_per_token),
     o.cache_write_cost_per_token == null ? null : String(o.cache_write_cost_per_token),
+    jsonOrNull(unitPricesOf(o)),
   ];
+}
+
+function jsonOrNull(v: Partial<ModelPrice> | undefined): string | null {
+  return v === undefined ? null : JSON.stringify(v);
 }
 
 function describeScope(o: PricingOverrideInput): string {
@@ -232,6 +256,7 @@ function overrideView(r: OverrideRow): Record<string, unknown> {
     output_cost_per_token: Number(r.output_cost_per_token),
     cache_read_cost_per_token: num(r.cache_read_cost_per_token),
     cache_write_cost_per_token: num(r.cache_write_cost_per_token),
+    ...unitPriceView(storedUnitPrices(r.unit_prices)),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };

@@ -1,0 +1,92 @@
+// The per-unit price fields of a pricing override as the API and config.json write them, and the ModelPrice keys
+// they set. Names follow the reference gateway's pricing fields where it has one (`input_cost_per_character`,
+// `output_cost_per_image`, `input_cost_per_audio_per_second`, `output_cost_per_video_per_second`).
+import { z } from 'zod';
+import type { ModelPrice } from '../model.ts';
+
+/** USD per unit; the dearest unit (a premium image, a second of HD video) costs well under 1000 USD. */
+const UnitCost = z.number().min(0).max(1000);
+
+/** `hd/1024x1792`, `1024x1792`, `hd`: quality, size or both (the keys of ModelPrice.image_variants). */
+const VARIANT_KEY = /^(?:[a-z]+\/\d{2,5}x\d{2,5}|\d{2,5}x\d{2,5}|[a-z]+)$/;
+
+const ImageVariants = z
+  .record(z.string().regex(VARIANT_KEY, 'keys are <quality>/<size>, <size> or <quality>, e.g. hd/1024x1792'), UnitCost)
+  .refine((m) => Object.keys(m).length <= 64, 'at most 64 variants');
+
+type UnitKey = Exclude<keyof ModelPrice, 'input' | 'output' | 'cache_read' | 'cache_write' | 'max_output_tokens'>;
+
+/** API field -> ModelPrice key. */
+export const UNIT_PRICE_COLUMNS = [
+  ['output_cost_per_image', 'image'],
+  ['output_cost_per_image_variants', 'image_variants'],
+  ['input_cost_per_audio_per_second', 'audio_input_second'],
+  ['output_cost_per_audio_per_second', 'audio_output_second'],
+  ['input_cost_per_character', 'character'],
+  ['cost_per_page', 'page'],
+  ['output_cost_per_video_per_second', 'video_second'],
+  ['cost_per_search_unit', 'search_unit'],
+] as const satisfies readonly (readonly [string, UnitKey])[];
+
+export type UnitPriceField = (typeof UNIT_PRICE_COLUMNS)[number][0];
+
+export const UNIT_PRICE_NAMES: readonly UnitPriceField[] = UNIT_PRICE_COLUMNS.map(([f]) => f);
+
+/** The zod fields an override input gains (each optional; null means not set). */
+export const UNIT_PRICE_FIELDS = {
+  output_cost_per_image: UnitCost.nullish(),
+  output_cost_per_image_variants: ImageVariants.nullish(),
+  input_cost_per_audio_per_second: UnitCost.nullish(),
+  output_cost_per_audio_per_second: UnitCost.nullish(),
+  input_cost_per_character: UnitCost.nullish(),
+  cost_per_page: UnitCost.nullish(),
+  output_cost_per_video_per_second: UnitCost.nullish(),
+  cost_per_search_unit: UnitCost.nullish(),
+};
+
+type UnitFields = { [K in UnitPriceField]?: z.infer<(typeof UNIT_PRICE_FIELDS)[K]> };
+
+/** The unit prices an override sets, as ModelPrice keys; undefined when it sets none. */
+export function unitPricesOf(o: UnitFields): Partial<ModelPrice> | undefined {
+  const out: Partial<ModelPrice> = {};
+  const image = o.output_cost_per_image;
+  if (image != null) out.image = image;
+  const variants = o.output_cost_per_image_variants;
+  if (variants != null) out.image_variants = variants;
+  const numeric: [UnitPriceField, Exclude<UnitKey, 'image' | 'image_variants'>][] = [
+    ['input_cost_per_audio_per_second', 'audio_input_second'],
+    ['output_cost_per_audio_per_second', 'audio_output_second'],
+    ['input_cost_per_character', 'character'],
+    ['cost_per_page', 'page'],
+    ['output_cost_per_video_per_second', 'video_second'],
+    ['cost_per_search_unit', 'search_unit'],
+  ];
+  for (const [field, key] of numeric) {
+    const v = o[field];
+    if (typeof v === 'number') out[key] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The API's unit fields of stored unit prices (null for each one not set). */
+export function unitPriceView(stored: Partial<ModelPrice> | null | undefined): Record<UnitPriceField, unknown> {
+  const view = {} as Record<UnitPriceField, unknown>;
+  for (const [field, key] of UNIT_PRICE_COLUMNS) view[field] = stored?.[key] ?? null;
+  return view;
+}
+
+/** Only the unit keys of a stored value (a row's jsonb is read back as it was written, but never trusted blindly). */
+export function storedUnitPrices(v: unknown): Partial<ModelPrice> {
+  if (v === null || typeof v !== 'object') return {};
+  const out: Partial<ModelPrice> = {};
+  const parsed = z.object(unitShape()).safeParse(v);
+  if (!parsed.success) return out;
+  // The schema's keys are ModelPrice's unit keys, each with the type of the API field that sets it.
+  return Object.fromEntries(Object.entries(parsed.data).filter(([, x]) => x !== undefined)) as Partial<ModelPrice>;
+}
+
+function unitShape() {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [field, key] of UNIT_PRICE_COLUMNS) shape[key] = UNIT_PRICE_FIELDS[field].optional();
+  return shape;
+}

@@ -1,0 +1,144 @@
+// Prices of the models billed (also) by non-token units: images, audio and video seconds, characters, pages,
+// search units. USD per unit; token prices, where a model also has them, per token like table.ts. Merged into the
+// shipped table by provider (table.ts); overrides win over both.
+//
+// Sources, read 2026-11 (list prices, standard tier, on-demand, us-east-1 for Bedrock): platform.openai.com/docs/
+// pricing (images per size and quality, whisper/transcribe per minute, tts per 1M characters, sora per second),
+// ai.google.dev/gemini-api/docs/pricing and cloud.google.com/vertex-ai/generative-ai/pricing (Imagen per image, Veo
+// per second, image-output tokens), aws.amazon.com/bedrock/pricing (Titan Image, Nova Canvas per image by quality
+// and resolution, Nova Reel per second, rerank per 1,000 queries), cohere.com/pricing (rerank $2 per 1,000
+// searches), mistral.ai/pricing (OCR $1 per 1,000 pages, Voxtral transcription per minute), replicate.com model
+// pages (FLUX per output image), docs.x.ai (grok-2-image per image).
+//
+// Token-billed image and audio models (gpt-image-1, gemini-2.5-flash-image, gpt-4o-transcribe) carry both: their
+// answers report tokens, which are charged; the per-unit prices size the reservation and price an answer without
+// usage (pricing/units.ts). Not modelled: gpt-image-1 image-input tokens ($10/M; charged at the $5/M text rate),
+// sora-2-pro above 720p ($0.50/s), Nova Canvas between the listed resolutions (priced at the 1024 tier).
+import type { ModelPrice } from '../model.ts';
+
+/** A unit-billed model: no token prices. */
+function units(p: Omit<ModelPrice, 'input' | 'output'>): ModelPrice {
+  return { input: 0, output: 0, ...p };
+}
+
+/** Token prices per million plus unit prices. */
+function tokensAnd(inputPerM: number, outputPerM: number, p: Omit<ModelPrice, 'input' | 'output'>): ModelPrice {
+  return { input: inputPerM / 1e6, output: outputPerM / 1e6, ...p };
+}
+
+/** Per image by quality (low/medium/high) × size, OpenAI's gpt-image grid. */
+function gptImageGrid(low: [number, number], medium: [number, number], high: [number, number]) {
+  const grid: Record<string, number> = {};
+  for (const [quality, [square, tall]] of Object.entries({ low, medium, high })) {
+    grid[`${quality}/1024x1024`] = square;
+    grid[`${quality}/1024x1536`] = tall;
+    grid[`${quality}/1536x1024`] = tall;
+  }
+  return grid;
+}
+
+const PER_MINUTE = 1 / 60;
+
+export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
+  openai: {
+    'dall-e-2': units({ image: 0.02, image_variants: { '256x256': 0.016, '512x512': 0.018, '1024x1024': 0.02 } }),
+    'dall-e-3': units({
+      image: 0.04,
+      image_variants: {
+        'standard/1024x1024': 0.04,
+        'standard/1024x1792': 0.08,
+        'standard/1792x1024': 0.08,
+        'hd/1024x1024': 0.08,
+        'hd/1024x1792': 0.12,
+        'hd/1792x1024': 0.12,
+      },
+    }),
+    'gpt-image-1': tokensAnd(5, 40, {
+      cache_read: 1.25 / 1e6,
+      image_variants: gptImageGrid([0.011, 0.016], [0.042, 0.063], [0.167, 0.25]),
+    }),
+    'gpt-image-1-mini': tokensAnd(2, 8, {
+      cache_read: 0.2 / 1e6,
+      image_variants: gptImageGrid([0.005, 0.006], [0.011, 0.015], [0.036, 0.052]),
+    }),
+    'whisper-1': units({ audio_input_second: 0.006 * PER_MINUTE }),
+    'gpt-4o-transcribe': tokensAnd(6, 10, { audio_input_second: 0.006 * PER_MINUTE }),
+    'gpt-4o-mini-transcribe': tokensAnd(3, 5, { audio_input_second: 0.003 * PER_MINUTE }),
+    'tts-1': units({ character: 15 / 1e6 }),
+    'tts-1-hd': units({ character: 30 / 1e6 }),
+    // $0.60/M text in, $12/M audio out; OpenAI's own estimate is $0.015 per minute of speech.
+    'gpt-4o-mini-tts': tokensAnd(0.6, 12, { audio_output_second: 0.015 * PER_MINUTE }),
+    'sora-2': units({ video_second: 0.1 }),
+    'sora-2-pro': units({ video_second: 0.3 }),
+  },
+  gemini: {
+    'imagen-4.0-generate': units({ image: 0.04 }),
+    'imagen-4.0-fast-generate': units({ image: 0.02 }),
+    'imagen-4.0-ultra-generate': units({ image: 0.06 }),
+    'imagen-3.0-generate': units({ image: 0.03 }),
+    // 1290 output tokens per image at $30/M.
+    'gemini-2.5-flash-image': tokensAnd(0.3, 30, { image: 0.039 }),
+    'gemini-2.5-flash-preview-tts': tokensAnd(0.5, 10, {}),
+    'gemini-2.5-pro-preview-tts': tokensAnd(1, 20, {}),
+    'veo-3.1-generate': units({ video_second: 0.4 }),
+    'veo-3.1-fast-generate': units({ video_second: 0.15 }),
+    'veo-3.0-generate': units({ video_second: 0.4 }),
+    'veo-3.0-fast-generate': units({ video_second: 0.15 }),
+    'veo-2.0-generate': units({ video_second: 0.35 }),
+  },
+  // Vertex lists Imagen 3 dearer than the Gemini API; everything else as gemini.
+  vertex: {
+    'imagen-3.0-generate': units({ image: 0.04 }),
+    'imagen-3.0-fast-generate': units({ image: 0.02 }),
+  },
+  bedrock: {
+    'amazon.titan-image-generator-v2': units({
+      image: 0.01,
+      image_variants: {
+        'standard/512x512': 0.008,
+        'standard/1024x1024': 0.01,
+        'premium/512x512': 0.01,
+        'premium/1024x1024': 0.012,
+        premium: 0.012,
+      },
+    }),
+    'amazon.titan-image-generator-v1': units({
+      image: 0.01,
+      image_variants: {
+        'standard/512x512': 0.008,
+        'standard/1024x1024': 0.01,
+        'premium/512x512': 0.01,
+        'premium/1024x1024': 0.012,
+        premium: 0.012,
+      },
+    }),
+    'amazon.nova-canvas': units({
+      image: 0.04,
+      image_variants: { premium: 0.06, 'standard/2048x2048': 0.06, 'premium/2048x2048': 0.08 },
+    }),
+    'amazon.nova-reel': units({ video_second: 0.08 }),
+    'cohere.rerank-v3-5': units({ search_unit: 0.002 }),
+    'amazon.rerank': units({ search_unit: 0.001 }),
+  },
+  cohere: {
+    'rerank-v3.5': units({ search_unit: 0.002 }),
+    'rerank-english-v3.0': units({ search_unit: 0.002 }),
+    'rerank-multilingual-v3.0': units({ search_unit: 0.002 }),
+  },
+  mistral: {
+    'mistral-ocr': units({ page: 0.001 }),
+    'voxtral-mini': units({ audio_input_second: 0.001 * PER_MINUTE }),
+  },
+  replicate: {
+    'black-forest-labs/flux-schnell': units({ image: 0.003 }),
+    'black-forest-labs/flux-dev': units({ image: 0.025 }),
+    'black-forest-labs/flux-pro': units({ image: 0.055 }),
+    'black-forest-labs/flux-1.1-pro': units({ image: 0.04 }),
+    'black-forest-labs/flux-1.1-pro-ultra': units({ image: 0.06 }),
+    'black-forest-labs/flux-kontext-pro': units({ image: 0.04 }),
+    'black-forest-labs/flux-kontext-max': units({ image: 0.08 }),
+  },
+  xai: {
+    'grok-2-image': units({ image: 0.07 }),
+  },
+};

@@ -4,8 +4,26 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
 .PHONY: install run test test-deps k8s-deps test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds api-docs
 
-node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json
-	npm ci --no-audit --no-fund
+# npm checks every package's `engines` against the Node that runs npm itself: under the system Node 20, `npm ci`
+# warned EBADENGINE for each package that needs Node 24. So the Node that package-lock.json pins for the `node`
+# devDependency is fetched first (a few seconds; npm's cache then serves the same tarball to `npm ci`) and npm
+# runs on it. When npm's own script cannot be found (an unusual npm install), plain `npm ci` still works.
+NODE_PIN := $(shell sed -n '/"node_modules\/node": {/,/}/s/.*"version": "\(.*\)".*/\1/p' package-lock.json | head -1)
+BOOT_DIR := .tools/node-$(NODE_PIN)
+BOOT_NODE := $(BOOT_DIR)/node_modules/node/bin/node
+
+$(BOOT_NODE):
+	mkdir -p $(BOOT_DIR)
+	echo '{"private":true,"allowScripts":{"node":true}}' > $(BOOT_DIR)/package.json
+	cd $(BOOT_DIR) && npm install --no-save --no-package-lock --no-audit --no-fund --silent node@$(NODE_PIN)
+
+node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json | $(BOOT_NODE)
+	@npm_cli="$$(dirname "$$(readlink -f "$$(command -v npm)")")/npm-cli.js"; \
+	if [ -f "$$npm_cli" ]; then \
+	  PATH="$(CURDIR)/$(BOOT_DIR)/node_modules/node/bin:$$PATH" $(BOOT_NODE) "$$npm_cli" ci --no-audit --no-fund; \
+	else \
+	  npm ci --no-audit --no-fund; \
+	fi
 	@touch $@
 
 install: node_modules/.installed

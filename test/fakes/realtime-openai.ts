@@ -4,7 +4,7 @@
 // (multipart `sdp` + `session` in, 201 `application/sdp` answer out) and client_secrets. Records what it got.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocket, WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 
 export interface RealtimeConnection {
   url: string;
@@ -51,7 +51,13 @@ export class RealtimeFake {
         const path = (req.url ?? '').split('?')[0] ?? '';
         const contentType = String(req.headers['content-type'] ?? '');
         if (req.method === 'POST' && path.endsWith('/realtime/calls')) {
-          this.calls.push({ path, headers: req.headers, contentType, parts: parseMultipart(body, contentType), json: null });
+          this.calls.push({
+            path,
+            headers: req.headers,
+            contentType,
+            parts: parseMultipart(body, contentType),
+            json: null,
+          });
           res.writeHead(201, { 'content-type': 'application/sdp', location: `/v1/realtime/calls/rtc_${++this.seq}` });
           res.end(ANSWER_SDP);
           return;
@@ -104,7 +110,8 @@ export class RealtimeFake {
     this.connections.push(conn);
     const model = new URL(conn.url, 'http://x').searchParams.get('model');
     const session = { id: `sess_${++this.seq}`, object: 'realtime.session', type: 'realtime', model };
-    const send = (event: Record<string, unknown>) => ws.send(JSON.stringify({ event_id: `event_${++this.seq}`, ...event }));
+    const send = (event: Record<string, unknown>) =>
+      ws.send(JSON.stringify({ event_id: `event_${++this.seq}`, ...event }));
     send({ type: 'session.created', session });
     ws.on('message', (data, binary) => {
       if (binary) {

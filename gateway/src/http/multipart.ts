@@ -93,7 +93,8 @@ export async function readForm(request: FastifyRequest, limits: FormLimits): Pro
           `form field ${part.fieldname} is longer than ${maxFieldBytes} bytes`,
         );
       }
-      const value = typeof part.value === 'string' ? part.value : String(part.value);
+      // A part sent as application/json arrives parsed (@fastify/multipart): kept as its JSON text.
+      const value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
       const list = form.fields.get(part.fieldname);
       if (list) list.push(value);
       else form.fields.set(part.fieldname, [value]);

@@ -59,7 +59,8 @@ export class SessionMeter {
     const settled = this.guard.settle(usage, keyId);
     if (settled.costNano !== undefined) this.costNano = (this.costNano ?? 0) + settled.costNano;
     else if (this.guard.idle) this.addUngoverned(usage, keyId);
-    settled.done.catch((err: unknown) =>
+    // The next reservation is taken once this one is settled (else both would count against the budget).
+    await settled.done.catch((err: unknown) =>
       this.rt.logger.error({ request_id: this.sessionId, err: messageOf(err) }, 'settling a realtime response failed'),
     );
     const cand = this.cand;

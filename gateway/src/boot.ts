@@ -15,6 +15,8 @@ import { checkOutboundUrl, OutboundAllowList } from './mcp/ssrf.ts';
 import { PluginHost } from './plugins/host.ts';
 import { startRetention } from './plugins/logging/retention.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
+import { engineEmbedder } from './plugins/semantic-cache/embed.ts';
+import { SemanticCache } from './plugins/semantic-cache/index.ts';
 import { createTelemetry, type Telemetry } from './plugins/telemetry/index.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
@@ -22,6 +24,7 @@ import type { Runtime } from './runtime.ts';
 import { isInitialised } from './state/db/pglite-init.ts';
 import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
+import { CacheStore } from './state/services/cache/index.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
 import { applyMcpConfig } from './state/services/mcp/config-file.ts';
@@ -171,6 +174,16 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       sleep: (ms) => sleep(ms),
       now: () => Date.now(),
     };
+    // The semantic cache: entries in Postgres; its embedding calls run through this runtime's engine.
+    const cache = new SemanticCache({
+      store: new CacheStore(state.db),
+      embed: engineEmbedder(rt),
+      log: logger,
+      enabled: () => plugins.plugins.semantic_cache.enabled,
+    });
+    plugins.attachCache(cache);
+    plugins.setStatusSource('semantic_cache', () => cache.status(plugins.plugins.semantic_cache.config));
+    cache.startSweeping();
     const app = buildApp(rt);
     const listening = await app.fastify.listen({ port: env.port, host: env.host });
     // fastify names the scheme from its own https option; TLS here comes from the server factory.
@@ -184,6 +197,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       stopRetention();
       app.drain();
       await app.fastify.close();
+      await cache.close();
       await mcp?.close();
       await logWriter?.close();
       await telemetry?.shutdown();

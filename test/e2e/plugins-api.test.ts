@@ -120,18 +120,27 @@ describe('/api/plugins', () => {
     expect(await plugin('compat')).toMatchObject({ enabled: false, source: 'default' });
   });
 
-  it('refuses to switch on the semantic cache, which this release does not have yet, and stores its settings', async () => {
+  it('switches the semantic cache on and off, its settings checked by its own schema', async () => {
     for (const [method, path, body] of [
       ['PUT', '/api/plugins/semantic_cache', { enabled: true }],
       ['POST', '/api/plugins', { name: 'semantic_cache', config: { threshold: 0.9 } }],
     ] as const) {
       const res = await gw.admin(path, { method, body });
-      expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({
-        error: { param: 'enabled', message: expect.stringMatching(/not available in this release/) },
+      expect(res.status).toBeLessThan(300);
+      expect((await json<{ plugin: Plugin }>(res)).plugin).toMatchObject({
+        enabled: true,
+        status: { status: 'active' },
       });
+      expect(gw.rt.plugins.plugins.semantic_cache.enabled).toBe(true);
+      await gw.admin('/api/plugins/semantic_cache', { method: 'DELETE' });
     }
     expect(await plugin('semantic_cache')).toMatchObject({ enabled: false, source: 'default' });
+    const refused = await gw.admin('/api/plugins/semantic_cache', {
+      method: 'PUT',
+      body: { config: { threshold: 0.9, default_cache_key: 'a/b' } },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { param: 'config.default_cache_key' } });
     const stored = await gw.admin('/api/plugins/semantic_cache', {
       method: 'PUT',
       body: { config: { threshold: 0.9 } },

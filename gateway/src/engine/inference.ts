@@ -179,6 +179,8 @@ export interface LogFields {
   input?: unknown;
   /** The unified answer (a stream's: pieced together as it passed, see EngineHooks.streamContent). */
   output?: unknown;
+  /** The semantic cache's debug record (hits and misses), stored in the row's `cache_debug`. */
+  cacheDebug?: unknown;
 }
 
 export function logRequest(rt: Runtime, f: LogFields): void {
@@ -211,7 +213,7 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     cost_nano: f.costNano ?? null,
     routing_rule_id: f.prepared?.routed.ruleId ?? null,
     content: rt.plugins.wantsContent() ? contentJson(f.input, loggableOutput(f.output)) : null,
-    cache_debug: null,
+    cache_debug: f.cacheDebug ?? null,
   };
   rt.plugins.finished(entry);
   rt.metrics.recordRequest(entry.provider ?? 'none', f.requestType, entry.status, entry.latency_ms / 1000);

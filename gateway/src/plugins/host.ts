@@ -1,6 +1,6 @@
 // The running plugins of one pod: the effective settings of each built-in plugin (its stored row, else its
 // defaults), recomputed whenever the snapshot's plugin rows change, and the engine hooks they implement.
-import type { EngineHooks, StreamContent } from '../engine/hooks.ts';
+import type { CacheLookup, CacheRequest, EngineHooks, StreamContent } from '../engine/hooks.ts';
 import type { OperationSpec } from '../engine/operations.ts';
 import type { RequestLog } from '../state/services/log-rows.ts';
 import type { PluginRow } from '../state/services/plugins/index.ts';
@@ -14,6 +14,7 @@ import {
 } from './catalog.ts';
 import { compatActive, compatOperation } from './compat/index.ts';
 import { StreamContent as StreamContentCollector } from './logging/stream-content.ts';
+import type { SemanticCache } from './semantic-cache/index.ts';
 
 export interface EffectivePlugin<N extends PluginName> {
   name: N;
@@ -71,10 +72,6 @@ export function effectivePlugins(
   };
 }
 
-const NOT_BUILT: Partial<Record<PluginName, string>> = {
-  semantic_cache: 'the semantic cache is not part of this build yet: enabling it has no effect',
-};
-
 export class PluginHost implements EngineHooks {
   private current: EffectivePlugins;
   private readonly opts: PluginHostOptions;
@@ -86,6 +83,8 @@ export class PluginHost implements EngineHooks {
   /** The refusal last logged per plugin. */
   private readonly reported = new Map<PluginName, string>();
   private logging = true;
+  /** The semantic cache (boot attaches it once the runtime exists: its embedding calls run through the engine). */
+  private cache: SemanticCache | undefined;
 
   constructor(opts: PluginHostOptions) {
     this.opts = opts;
@@ -138,8 +137,9 @@ export class PluginHost implements EngineHooks {
     const types = PLUGINS[name].types;
     if (!p.enabled) return { name, status: 'disabled', logs: [], types };
     if (p.error) return { name, status: 'error', logs: [p.error], types };
-    const missing = NOT_BUILT[name];
-    if (missing) return { name, status: 'error', logs: [missing], types };
+    if (name === 'semantic_cache' && !this.cache) {
+      return { name, status: 'error', logs: ['the semantic cache is not attached in this process'], types };
+    }
     const own = this.statusSources.get(name)?.(p.enabled) ?? { status: 'active' as const, logs: [] };
     return { name, ...own, types };
   }
@@ -155,6 +155,21 @@ export class PluginHost implements EngineHooks {
     const w = compatOperation(spec, compat.config);
     this.wrapped.set(spec, w);
     return w;
+  }
+
+  /** Attaches the semantic cache; its lookups run while the plugin is enabled. */
+  attachCache(cache: SemanticCache): void {
+    this.cache = cache;
+  }
+
+  get semanticCache(): SemanticCache | undefined {
+    return this.cache;
+  }
+
+  cacheLookup(req: CacheRequest): Promise<CacheLookup | undefined> | undefined {
+    const c = this.current.semantic_cache;
+    if (!c.enabled || !this.cache) return undefined;
+    return this.cache.lookup(c.config, req);
   }
 
   wantsContent(): boolean {

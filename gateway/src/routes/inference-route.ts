@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { ExecOutcome } from '../engine/execute.ts';
-import type { StreamContent } from '../engine/hooks.ts';
+import type { CacheLookup, StreamContent } from '../engine/hooks.ts';
 import {
   causeOf,
   finish,
@@ -23,6 +23,7 @@ import { readForm } from '../http/multipart.ts';
 import { RequestError } from '../http/request-error.ts';
 import { StreamWriter } from '../http/stream-writer.ts';
 import { injectTools } from '../mcp/injection/index.ts';
+import { answerFromCache } from '../plugins/semantic-cache/replay.ts';
 import { BinaryBody } from '../providers/shared/binary.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -95,6 +96,8 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
   // The request-log row of the model call in flight: the request's own id, or an MCP tool loop's later step.
   let stepId = id;
   let stepBody: unknown = input.body;
+  // The semantic cache's lookup of this request (undefined while the plugin is off).
+  let cache: CacheLookup | undefined;
   const done = (e: Ending) =>
     finish(rt, {
       id: stepId,
@@ -111,17 +114,26 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
       started: e.started,
       input: stepBody,
       output: e.output,
+      cacheDebug: cache?.debug,
     });
   const extra = (o: ExecOutcome): ExtraFields => ({
     provider: o.provider,
     original_model_requested: model,
     resolved_model_used: o.resolvedModel,
     request_type: requestType,
+    ...(cache ? { cache_debug: cache.debug } : {}),
   });
 
   try {
     // A virtual key's MCP tools join the request's tools (mcp/injection); undefined when nothing was added.
     const tools = injectTools(rt, op.tools, decoded.body, request.principal, request, ac.signal);
+    // A request whose tools the gateway runs is never cached (a stored answer would skip the tool calls).
+    const lookup = tools
+      ? undefined
+      : rt.plugins.cacheLookup({ input, format: op.format.name, requestType, stream, principal: request.principal });
+    cache = lookup && (await lookup);
+    if (cache?.hit)
+      return await answerFromCache(rt, op, reply, input, cache, cache.hit, { requestType, model, stream });
     if (!stream || !op.stream) {
       // One model call under its own log row (the request's id, or a tool loop's later step): settled and logged.
       const call = async (body: unknown, callId: string) => {
@@ -131,6 +143,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
         const p = prepare(rt, stepInput, op.spec.estimateUnits?.(body));
         prepared = p;
         const r = await runUnary(rt, spec, stepInput, p);
+        cache?.store(r.value, r.outcome);
         done({
           outcome: r.outcome,
           status: 200,
@@ -168,7 +181,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
       request,
       writer,
       encoder,
-      value,
+      cache ? cache.record(value, outcome) : value,
       outcome,
       () => extra(outcome),
       ac.signal,

@@ -79,7 +79,6 @@ export class PluginService {
     if (b.path !== undefined) throw new StateError('invalid', `path: ${NO_CUSTOM}`, 'path');
     if (!isPluginName(b.name)) throw new StateError('invalid', `name: ${unknownPluginMessage(b.name)}`, 'name');
     const config = checkedConfig(b.name, b.config ?? {});
-    refuseUnavailable(b.name, b.enabled ?? true, 'enabled');
     const { rows } = await this.db.query<RawRow>(
       `INSERT INTO plugins (name, enabled, config, config_hash) VALUES ($1, $2, $3, $4)
        ON CONFLICT (name) DO NOTHING RETURNING *`,
@@ -114,7 +113,6 @@ export class PluginService {
       const { rows: cur } = await tx.query<RawRow>('SELECT * FROM plugins WHERE name = $1 FOR UPDATE', [n]);
       const was = cur[0] ? toRow(cur[0]) : undefined;
       const enabled = b.enabled ?? was?.enabled ?? PLUGINS[n].enabledByDefault(this.env);
-      refuseUnavailable(n, enabled, 'enabled');
       const next = config ?? storedOrDefault(n, was);
       const { rows } = await tx.query<RawRow>(
         `INSERT INTO plugins (name, enabled, config, config_hash, source) VALUES ($1, $2, $3, $4, 'api')
@@ -146,7 +144,6 @@ export class PluginService {
     await this.db.transaction(async (tx) => {
       for (const e of entries) {
         const config = checkedConfig(e.name, e.config, `plugins.${e.name}.config`);
-        refuseUnavailable(e.name, e.enabled, `plugins.${e.name}.enabled`);
         await tx.query(
           `INSERT INTO plugins (name, enabled, config, config_hash, source) VALUES ($1, $2, $3, $4, 'config_file')
            ON CONFLICT (name) DO UPDATE SET enabled = EXCLUDED.enabled, config = EXCLUDED.config,
@@ -230,18 +227,4 @@ function stableJson(v: unknown): string {
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableJson(x)}`).join(',')}}`;
   }
   return JSON.stringify(v);
-}
-
-/**
- * Plugins whose engine part this release does not have yet: their settings can be stored, but switching them on is
- * refused with a reason rather than accepted and ignored.
- */
-const UNAVAILABLE: Partial<Record<PluginName, string>> = {
-  semantic_cache:
-    'the semantic cache is not available in this release yet; its settings can be stored with enabled: false',
-};
-
-function refuseUnavailable(name: PluginName, enabled: boolean, param: string): void {
-  const why = UNAVAILABLE[name];
-  if (enabled && why !== undefined) throw new StateError('invalid', `${param}: ${why}`, param);
 }

@@ -37,11 +37,31 @@ export type VideoCreateBody = z.infer<typeof VideoCreateBody>;
 export const VideoRemixBody = z.looseObject({ prompt: z.string().min(1).max(32_000) });
 export type VideoRemixBody = z.infer<typeof VideoRemixBody>;
 
+/**
+ * An uploaded (or data-URL) reference image. The bytes are private, so logs, token estimates and JSON see only
+ * `{kind, mimetype, filename, bytes}`, never megabytes of image.
+ */
+export class ReferenceImage {
+  readonly kind = 'bytes';
+  readonly mimetype: string;
+  readonly filename: string;
+  readonly bytes: number;
+  readonly #data: Buffer;
+
+  constructor(data: Buffer, mimetype: string, filename: string) {
+    this.#data = data;
+    this.mimetype = mimetype;
+    this.filename = filename;
+    this.bytes = data.length;
+  }
+
+  get data(): Buffer {
+    return this.#data;
+  }
+}
+
 /** The reference image of an image-to-video request, as the provider receives it. */
-export type VideoReference =
-  | { kind: 'bytes'; data: Buffer; mimetype: string; filename: string }
-  | { kind: 'url'; url: string }
-  | { kind: 'file_id'; fileId: string };
+export type VideoReference = ReferenceImage | { kind: 'url'; url: string } | { kind: 'file_id'; fileId: string };
 
 /** What the engine hands a provider's `videos.create`. */
 export interface VideoCreateRequest {

@@ -1,0 +1,276 @@
+// Videos through a real gateway, driven by the official openai SDK against a fake Sora upstream (OpenAI's own
+// `/v1/videos` and Azure's v1 root): create (the SDK's multipart form, JSON, reference images), polling, the
+// streamed download by variant, listing with cursors, remix, delete, and the refusals that reach nobody.
+import OpenAI, { toFile } from 'openai';
+import { describe, expect, it } from 'vitest';
+import { createOpenAIVideosFake, fakeVideoBytes, type VideoFake } from '../fakes/openai-videos.ts';
+import { INFERENCE_TOKEN } from '../harness/gateway.ts';
+import {
+  apiFailure,
+  atFake,
+  expectUnsupported,
+  extraFields,
+  PNG_BASE64,
+  useProviderGateway,
+} from './providers-helpers.ts';
+
+const OPENAI_KEY = 'sk-openai-videos-aaaaaaaaaaaa';
+const AZURE_KEY = 'azure-videos-bbbbbbbbbbbbbbbb';
+
+let openai: VideoFake;
+let azure: VideoFake;
+const env = useProviderGateway({
+  fakes: () => [openai, azure],
+  start: async () => {
+    openai = await createOpenAIVideosFake().start();
+    azure = await createOpenAIVideosFake().start();
+    return {
+      openai: atFake(openai.url, { id: 'oa', name: 'openai-main', value: OPENAI_KEY, models: ['*'] }),
+      azure: {
+        network_config: { max_retries: 0 },
+        keys: [
+          {
+            id: 'az',
+            name: 'azure-main',
+            value: AZURE_KEY,
+            models: ['*'],
+            aliases: { 'sora-2': 'sora-deploy' },
+            azure_key_config: { endpoint: azure.url },
+          },
+        ],
+      },
+      anthropic: atFake('http://127.0.0.1:9', {
+        id: 'an',
+        name: 'anthropic-main',
+        value: 'sk-ant-xxxxxxxxxxxx',
+        models: ['*'],
+      }),
+    };
+  },
+});
+
+const PNG = Buffer.from(PNG_BASE64, 'base64');
+
+async function post(path: string, body: string | FormData, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${env.gw.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${INFERENCE_TOKEN}`, ...headers },
+    body,
+  });
+}
+
+describe('openai (Sora)', () => {
+  it('creates a job from the SDK form: gateway id, upstream form with the provider model and the bearer key', async () => {
+    const video = await env.client.videos.create({
+      model: 'openai/sora-2' as 'sora-2',
+      prompt: 'A paper boat on a pond',
+      seconds: '8',
+      size: '1280x720',
+    });
+    expect(video.id).toMatch(/^video_[0-9a-f]+:openai$/);
+    expect(video.status).toBe('queued');
+    expect(video.seconds).toBe('8');
+    expect(extraFields(video)).toMatchObject({ provider: 'openai', request_type: 'video_generation' });
+    const req = openai.last();
+    expect(req.path).toBe('/v1/videos');
+    expect(req.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+    const form = await openai.lastForm();
+    expect(Object.fromEntries(form.entries())).toEqual({
+      model: 'sora-2',
+      prompt: 'A paper boat on a pond',
+      seconds: '8',
+      size: '1280x720',
+    });
+  });
+
+  it('sends an uploaded reference image, and a data URL from a JSON body, as the input_reference file', async () => {
+    await env.client.videos.create({
+      model: 'openai/sora-2' as 'sora-2',
+      prompt: 'Animate this',
+      input_reference: await toFile(PNG, 'first.png', { type: 'image/png' }),
+    });
+    let file = (await openai.lastForm()).get('input_reference');
+    expect(file).toBeInstanceOf(File);
+    expect((file as File).type).toBe('image/png');
+    expect(Buffer.from(await (file as File).arrayBuffer())).toEqual(PNG);
+
+    const res = await post(
+      '/v1/videos',
+      JSON.stringify({
+        model: 'openai/sora-2',
+        prompt: 'Animate',
+        input_reference: `data:image/png;base64,${PNG_BASE64}`,
+      }),
+      { 'content-type': 'application/json' },
+    );
+    expect(res.status).toBe(200);
+    file = (await openai.lastForm()).get('input_reference');
+    expect(Buffer.from(await (file as File).arrayBuffer())).toEqual(PNG);
+  });
+
+  it('polls to completion and downloads the video and its thumbnail as the upstream sent them', async () => {
+    const created = await env.client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Waves' });
+    let v = await env.client.videos.retrieve(created.id);
+    expect(v.id).toBe(created.id);
+    expect(v.status).toBe('in_progress');
+    v = await env.client.videos.retrieve(created.id);
+    expect(v.status).toBe('completed');
+    const native = created.id.replace(/:openai$/, '');
+    expect(openai.last().path).toBe(`/v1/videos/${native}`);
+
+    const content = await env.client.videos.downloadContent(created.id);
+    expect(content.headers.get('content-type')).toBe('video/mp4');
+    expect(Buffer.from(await content.arrayBuffer())).toEqual(fakeVideoBytes(native));
+    const thumb = await env.client.videos.downloadContent(created.id, { variant: 'thumbnail' });
+    expect(thumb.headers.get('content-type')).toBe('image/webp');
+    expect(Buffer.from(await thumb.arrayBuffer())).toEqual(fakeVideoBytes(native, 'thumbnail'));
+    expect(openai.last().url).toBe(`/v1/videos/${native}/content?variant=thumbnail`);
+  });
+
+  it('answers an upstream refusal in the envelope (content before the video is ready)', async () => {
+    const created = await env.client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Slow' });
+    const err = await apiFailure(env.client.videos.downloadContent(created.id));
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('not ready');
+  });
+
+  it('lists with gateway ids and pages through them with the SDK cursor', async () => {
+    for (const p of ['one', 'two', 'three'])
+      await env.client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: p });
+    const seen: string[] = [];
+    for await (const v of env.client.videos.list({ limit: 2 }, { headers: { 'x-model-provider': 'openai' } }))
+      seen.push(v.id);
+    expect(seen.length).toBe(openai.jobs.size);
+    expect(seen.every((id) => id.endsWith(':openai'))).toBe(true);
+    expect(new Set(seen).size).toBe(seen.length);
+    const pages = openai.requests.filter((r) => r.method === 'GET' && r.path === '/v1/videos');
+    expect(pages.length).toBeGreaterThan(1);
+    // The cursor the SDK sends back is the gateway's id; the upstream receives its own.
+    expect(pages[1]!.url).toMatch(/after=video_[0-9a-f]+(&|$)/);
+  });
+
+  it('remixes under the source video’s model and links the new job to it', async () => {
+    const src = await env.client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Day', seconds: '4' });
+    const remix = await env.client.videos.remix(src.id, { prompt: 'Night' });
+    expect(remix.id).toMatch(/:openai$/);
+    expect(remix.id).not.toBe(src.id);
+    expect(remix.remixed_from_video_id).toBe(src.id);
+    expect(extraFields(remix)).toMatchObject({ provider: 'openai', request_type: 'video_remix' });
+    const req = openai.last();
+    expect(req.path).toBe(`/v1/videos/${src.id.replace(/:openai$/, '')}/remix`);
+    expect(req.json).toEqual({ prompt: 'Night' });
+  });
+
+  it('deletes, after which the id is gone upstream (404 passed on)', async () => {
+    const v = await env.client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Gone' });
+    const deleted = await env.client.videos.delete(v.id);
+    expect(deleted).toMatchObject({ id: v.id, object: 'video.deleted', deleted: true });
+    expect(openai.last().method).toBe('DELETE');
+    const err = await apiFailure(env.client.videos.retrieve(v.id));
+    expect(err.status).toBe(404);
+  });
+
+  it('takes a provider-native id with the provider named by the x-model-provider header or query', async () => {
+    const v = await env.client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Native' });
+    const native = v.id.replace(/:openai$/, '');
+    const byHeader = await env.client.videos.retrieve(native, { headers: { 'x-model-provider': 'openai' } });
+    expect(byHeader.id).toBe(v.id);
+    const byQuery = await env.client.videos.retrieve(native, { query: { provider: 'openai' } });
+    expect(byQuery.id).toBe(v.id);
+  });
+});
+
+describe('azure (Sora 2 on the v1 API)', () => {
+  it('creates and retrieves at /openai/v1/videos with the api-key header and the deployment as model', async () => {
+    const v = await env.client.videos.create({ model: 'azure/sora-2' as 'sora-2', prompt: 'Azure boat' });
+    expect(v.id).toMatch(/:azure$/);
+    const req = azure.last();
+    expect(req.path).toBe('/openai/v1/videos');
+    expect(req.headers['api-key']).toBe(AZURE_KEY);
+    expect((await azure.lastForm()).get('model')).toBe('sora-deploy');
+    const got = await env.client.videos.retrieve(v.id);
+    expect(got.id).toBe(v.id);
+    expect(azure.last().path).toBe(`/openai/v1/videos/${v.id.replace(/:azure$/, '')}`);
+  });
+});
+
+describe('refusals', () => {
+  it('a missing prompt is a 400 that reaches no upstream', async () => {
+    const res = await post('/v1/videos', JSON.stringify({ model: 'openai/sora-2' }), {
+      'content-type': 'application/json',
+    });
+    expect(res.status).toBe(400);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('a reference that is not a JPEG, PNG or WebP image is a 400 that reaches no upstream', async () => {
+    const err = await apiFailure(
+      env.client.videos.create({
+        model: 'openai/sora-2' as 'sora-2',
+        prompt: 'Animate',
+        input_reference: await toFile(Buffer.from('plain text, not an image'), 'notes.txt', { type: 'text/plain' }),
+      }),
+    );
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('input_reference');
+    // A PNG declared as something else is refused too.
+    const mislabelled = await apiFailure(
+      env.client.videos.create({
+        model: 'openai/sora-2' as 'sora-2',
+        prompt: 'Animate',
+        input_reference: await toFile(PNG, 'a.gif', { type: 'image/gif' }),
+      }),
+    );
+    expect(mislabelled.status).toBe(400);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('a reference image over 25 MB is a 413 that reaches no upstream', async () => {
+    const big = Buffer.alloc(26 * 1024 * 1024, 1);
+    PNG.copy(big);
+    const form = new FormData();
+    form.append('model', 'openai/sora-2');
+    form.append('prompt', 'Too big');
+    form.append('input_reference', new Blob([big], { type: 'image/png' }), 'big.png');
+    const res = await post('/v1/videos', form);
+    expect(res.status).toBe(413);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('an id without a provider, or naming an unknown one, is a 400 that reaches no upstream', async () => {
+    for (const id of ['video_123', 'video_123:nosuchprovider']) {
+      const err = await apiFailure(env.client.videos.retrieve(id));
+      expect(err.status).toBe(400);
+      expect(err.message).toContain('provider');
+    }
+    const err = await apiFailure(env.client.videos.retrieve('video_1', { headers: { 'x-model-provider': 'nosuch' } }));
+    expect(err.status).toBe(400);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('a provider without videos answers 400 unsupported_operation for every video call', async () => {
+    await expectUnsupported(env.client.videos.create({ model: 'anthropic/claude-x' as 'sora-2', prompt: 'x' }));
+    await expectUnsupported(env.client.videos.retrieve('v1:anthropic'));
+    await expectUnsupported(env.client.videos.delete('v1:anthropic'));
+    await expectUnsupported(env.client.videos.downloadContent('v1:anthropic'));
+    await expectUnsupported(env.client.videos.list({}, { query: { provider: 'anthropic' } }));
+    await expectUnsupported(
+      env.client.videos.remix('v1:anthropic', { prompt: 'x', model: 'claude-x' } as { prompt: string }),
+    );
+  });
+
+  it('a remix of a video the gateway did not create needs its model', async () => {
+    const err = await apiFailure(env.client.videos.remix('video_unknown:openai', { prompt: 'x' }));
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('model');
+    expect(openai.requests).toHaveLength(0);
+  });
+});
+
+describe('sdk shape', () => {
+  it('the SDK client sees OpenAI objects (no extra errors from extra_fields)', async () => {
+    const c = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: INFERENCE_TOKEN, maxRetries: 0 });
+    const v = await c.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Shape' });
+    expect(v.object).toBe('video');
+  });
+});

@@ -100,7 +100,6 @@ function client(apiKey: string, prefix = '/v1'): OpenAI {
   return new OpenAI({ baseURL: `${gw.url}${prefix}`, apiKey, maxRetries: 0 });
 }
 
-
 interface Session {
   rt: OpenAIRealtimeWS;
   events: Json[];
@@ -333,6 +332,27 @@ describe('a governed realtime session', () => {
       completion_tokens: 1000,
       cost_nano: RESPONSE_COST_NANO,
     });
+  });
+});
+
+describe('the route census', () => {
+  it('has the realtime routes at /v1 and every OpenAI mount, authenticated, the session documented as 101', async () => {
+    const routes = gw.app.routes();
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    for (const prefix of ['/v1', '/compat-a/v1', '/aggregator/v1', '/langchain/compat-a/v1']) {
+      for (const [method, path] of [
+        ['GET', '/realtime'],
+        ['POST', '/realtime/calls'],
+        ['POST', '/realtime/client_secrets'],
+      ] as const) {
+        const url = `${prefix}${path}`;
+        expect(routes.find((r) => r.url === url && r.method === method)?.scheme, url).toBe('inference');
+        expect(doc.paths[url]?.[method.toLowerCase()], url).toBeDefined();
+      }
+      expect(doc.paths[`${prefix}/realtime`]?.['get']?.responses['101']).toBeDefined();
+    }
   });
 });
 

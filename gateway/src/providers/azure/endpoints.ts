@@ -12,6 +12,9 @@ const DEPLOYMENT_PATHS: Partial<Record<OpenAIRoute, string>> = {
   chat: '/chat/completions',
   completions: '/completions',
   embeddings: '/embeddings',
+  speech: '/audio/speech',
+  transcriptions: '/audio/transcriptions',
+  translations: '/audio/translations',
 };
 
 /** Routes of the versionless v1 API (GA since 2025); Responses exists only there. */

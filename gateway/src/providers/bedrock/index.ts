@@ -20,6 +20,7 @@ import {
   toEmbeddingResponse,
 } from './embeddings.ts';
 import { createBedrockNativeCalls } from './native.ts';
+import { bedrockRerank } from './rerank.ts';
 import { bedrockModelId, createBedrockPost } from './signing.ts';
 import { createStreamTranslator, streamChatChunks } from './stream.ts';
 import type { ConverseResponse, CountTokensAnswer } from './types.ts';
@@ -49,9 +50,12 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 export function createBedrockProvider(name = 'bedrock'): ProviderAdapter {
   // Credentials from the default chain are cached per adapter instance (per Runtime), not globally.
-  const post = createBedrockPost(createCredentialSource());
+  const credentials = createCredentialSource();
+  const post = createBedrockPost(credentials);
   return {
     name,
+
+    rerank: bedrockRerank(credentials),
 
     native: createBedrockNativeCalls(post),
 

@@ -1,6 +1,6 @@
 // Cohere (api.cohere.com): chat and embeddings on API v2, model list and tokenizer on v1; chat, embed, rerank
 // and tokenize also as a same-format pass-through for `/cohere` callers (native.ts).
-// Text completions are not offered upstream; the unified API has no rerank operation.
+// Text completions are not offered upstream; the unified rerank (/v1/rerank) uses the pass-through's call.
 import { ProviderError } from '../errors.ts';
 import { bodyReadError, joinUrl, parseGenericError, send, sendJson } from '../shared/http.ts';
 import { collectPages } from '../shared/pages.ts';
@@ -9,6 +9,7 @@ import type { CallContext, ProviderAdapter } from '../types.ts';
 import { toChatResponse, toCohereChatRequest } from './chat.ts';
 import { fromEmbedResponse, toEmbedRequest, tokenizeText, toModelInfos } from './embeddings.ts';
 import { cohereNativeCalls } from './native.ts';
+import { cohereRerank } from './rerank.ts';
 import { toChatChunks } from './stream.ts';
 import type {
   CohereChatResponse,
@@ -33,9 +34,11 @@ function headers(ctx: Ctx, json = true): Record<string, string> {
 }
 
 export function createCohereProvider(name: string): ProviderAdapter {
+  const native = cohereNativeCalls({ url, headers: (ctx) => headers(ctx) });
   return {
     name,
-    native: cohereNativeCalls({ url, headers: (ctx) => headers(ctx) }),
+    native,
+    rerank: cohereRerank(native.unary!['cohere.rerank']!),
 
     async chat(req, ctx) {
       const body = toCohereChatRequest(req, ctx.model, false);

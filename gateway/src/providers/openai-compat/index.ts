@@ -2,7 +2,9 @@
 import { createOpenAIStyleAdapter } from '../openai/adapter.ts';
 import { rootedEndpoints } from '../openai/endpoints.ts';
 import type { ProviderAdapter } from '../types.ts';
+import { mistralOcr } from './ocr.ts';
 import { type CompatProviderSpec, OPENAI_COMPAT_PROVIDERS, type OpenAICompatProviderName } from './providers.ts';
+import { mistralTranscription } from './transcription.ts';
 
 export { type CompatProviderSpec, OPENAI_COMPAT_PROVIDERS, type OpenAICompatProviderName } from './providers.ts';
 
@@ -14,7 +16,15 @@ export function isOpenAICompatProvider(name: string): name is OpenAICompatProvid
 }
 
 export function createOpenAICompatProvider(name: OpenAICompatProviderName): ProviderAdapter {
-  return createOpenAICompatAdapter(name, OPENAI_COMPAT_PROVIDERS[name]);
+  const spec = OPENAI_COMPAT_PROVIDERS[name];
+  const adapter = createOpenAICompatAdapter(name, spec);
+  if (name === 'mistral') {
+    // Mistral's own shapes beside the OpenAI ones: Voxtral transcription and document OCR.
+    const ep = rootedEndpoints(spec.baseUrl, spec.version, spec.auth);
+    adapter.transcription = (req, ctx) => mistralTranscription(ep, req, ctx);
+    adapter.ocr = (req, ctx) => mistralOcr(ep, spec.baseUrl, req, ctx);
+  }
+  return adapter;
 }
 
 /** Any other OpenAI-compatible server (vLLM, LM Studio, a custom provider), described by its own spec. */

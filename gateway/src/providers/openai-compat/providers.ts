@@ -18,14 +18,15 @@ const COMPLETIONS: readonly Operation[] = ['text_completion', 'text_completion_s
 const RESPONSES: readonly Operation[] = ['responses', 'responses_stream'];
 
 export const OPENAI_COMPAT_PROVIDERS = {
-  // chat, Responses, models; no embeddings or text completions
+  // chat, Responses, models, audio (speech, transcriptions, translations; not streamed); no embeddings or completions
   groq: {
     baseUrl: 'https://api.groq.com/openai',
     version: '/v1',
     auth: BEARER,
-    operations: [...CHAT, ...RESPONSES, 'list_models'],
+    operations: [...CHAT, ...RESPONSES, 'list_models', 'speech', 'transcription', 'translation'],
   },
-  // chat, embeddings, models (FIM lives on its own /fim/completions format)
+  // chat, embeddings, models (FIM lives on its own /fim/completions format); transcription and OCR in Mistral's
+  // own shapes (index.ts)
   mistral: {
     baseUrl: 'https://api.mistral.ai',
     version: '/v1',

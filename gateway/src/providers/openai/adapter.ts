@@ -1,6 +1,7 @@
 // The shared base of every OpenAI-style provider: given where it lives (endpoints) and which operations it has,
 // build the adapter. Operations not listed stay absent, which the engine reports as `unsupported_operation`.
 import type { Operation, ProviderAdapter } from '../types.ts';
+import { speech, speechStream, transcribe, transcriptionStream } from './audio.ts';
 import { chat, chatStream } from './chat.ts';
 import { textCompletion, textCompletionStream } from './completions.ts';
 import { countTokens } from './count-tokens.ts';
@@ -25,5 +26,10 @@ export function createOpenAIStyleAdapter(
   if (has.has('responses')) a.responses = (req, ctx) => responses(ep, req, ctx);
   if (has.has('responses_stream')) a.responsesStream = (req, ctx) => responsesStream(ep, req, ctx);
   if (has.has('count_tokens')) a.countTokens = (req, ctx) => countTokens(ep, req, ctx);
+  if (has.has('speech')) a.speech = (req, ctx) => speech(ep, req, ctx);
+  if (has.has('speech_stream')) a.speechStream = (req, ctx) => speechStream(ep, req, ctx);
+  if (has.has('transcription')) a.transcription = (req, ctx) => transcribe(ep, 'transcriptions', req, ctx);
+  if (has.has('transcription_stream')) a.transcriptionStream = (req, ctx) => transcriptionStream(ep, req, ctx);
+  if (has.has('translation')) a.translation = (req, ctx) => transcribe(ep, 'translations', req, ctx);
   return a;
 }

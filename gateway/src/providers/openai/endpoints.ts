@@ -2,7 +2,16 @@
 // every OpenAI-compatible provider differ only here; the operations (chat.ts, stream.ts, ...) are shared.
 import type { CallContext, ProviderKey } from '../types.ts';
 
-export type OpenAIRoute = 'chat' | 'completions' | 'embeddings' | 'responses' | 'input_tokens' | 'models';
+export type OpenAIRoute =
+  | 'chat'
+  | 'completions'
+  | 'embeddings'
+  | 'responses'
+  | 'input_tokens'
+  | 'models'
+  | 'speech'
+  | 'transcriptions'
+  | 'translations';
 
 /** What a URL may depend on; `model` is absent when listing models. */
 export type RouteContext = Pick<CallContext, 'key' | 'network'> & { model?: string };
@@ -32,6 +41,9 @@ export const OPENAI_PATHS: Readonly<Record<OpenAIRoute, string>> = {
   responses: '/responses',
   input_tokens: '/responses/input_tokens',
   models: '/models',
+  speech: '/audio/speech',
+  transcriptions: '/audio/transcriptions',
+  translations: '/audio/translations',
 };
 
 /**

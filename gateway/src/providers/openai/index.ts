@@ -17,6 +17,11 @@ export const OPENAI_OPERATIONS: readonly Operation[] = [
   'responses',
   'responses_stream',
   'count_tokens',
+  'speech',
+  'speech_stream',
+  'transcription',
+  'transcription_stream',
+  'translation',
 ];
 
 const endpoints = rootedEndpoints(OPENAI_DEFAULT_BASE_URL, '/v1', BEARER);

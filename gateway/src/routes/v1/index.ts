@@ -5,6 +5,7 @@ import { unifiedFormat } from '../../formats/openai/format.ts';
 import { type OpenAIOperations, openaiOperations } from '../../formats/openai/operations.ts';
 import type { Runtime } from '../../runtime.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
+import { registerAudioRoutes, registerRerankOcrRoutes } from './audio.ts';
 import { registerToolExecuteRoute } from './mcp-execute.ts';
 import { registerModelsRoute } from './models.ts';
 import { registerRealtimeRoutes } from './realtime.ts';
@@ -13,6 +14,7 @@ import { registerVideoRoutes } from './videos.ts';
 export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerModelsRoute(app, rt);
   registerOpenAIOperations(app, rt, openaiOperations(unifiedFormat));
+  registerRerankOcrRoutes(app, rt, unifiedFormat);
   registerToolExecuteRoute(app, rt);
   registerRealtimeRoutes(app, rt, undefined);
 }
@@ -24,5 +26,6 @@ export function registerOpenAIOperations(app: FastifyInstance, rt: Runtime, ops:
   registerInferenceRoute(app, rt, '/embeddings', ops.embeddings);
   registerInferenceRoute(app, rt, '/responses', ops.responses);
   registerInferenceRoute(app, rt, '/count_tokens', ops.countTokens);
+  registerAudioRoutes(app, rt, ops.chat.format);
   registerVideoRoutes(app, rt, ops.chat.format);
 }

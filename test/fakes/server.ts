@@ -74,7 +74,8 @@ export class FakeServer {
   }
 
   async start(port = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    // A request the client aborted mid-body (an upload the gateway cut off) is simply not recorded.
+    this.server = createServer((req, res) => void this.handle(req, res).catch(() => res.destroy()));
     this.server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     return this;

@@ -103,6 +103,8 @@ export const ClientConfig = z.strictObject({
   enforce_auth_on_inference: z.boolean().default(true),
   // At least 1 MB: a tiny limit would refuse every body, the PUT /api/config that could raise it again too.
   max_request_body_size_mb: z.number().min(1).max(1024).default(50),
+  /** Largest file a `/v1/files` upload streams through to a provider (OpenAI's own limit by default). */
+  max_file_upload_size_mb: z.number().min(1).max(4096).default(512),
   /** Browser origins allowed by CORS: exact origins (`https://app.example.com`) or `*`. */
   allowed_origins: z.array(nameString(1024)).max(1000).default([]),
   /** How long a session stays on the key it was first given (x-gateway-session-id). */

@@ -3,6 +3,7 @@ import { createOpenAIStyleAdapter } from '../openai/adapter.ts';
 import { OPENAI_OPERATIONS } from '../openai/index.ts';
 import type { Operation, ProviderAdapter } from '../types.ts';
 import { azureEndpoints } from './endpoints.ts';
+import { azureBatches, azureFiles } from './files.ts';
 import { azureVideos } from './videos.ts';
 
 export { AZURE_DEFAULT_API_VERSION, azureDeployment, azureEndpoint } from './endpoints.ts';
@@ -11,5 +12,10 @@ export { AZURE_DEFAULT_API_VERSION, azureDeployment, azureEndpoint } from './end
 export const AZURE_OPERATIONS: readonly Operation[] = OPENAI_OPERATIONS.filter((op) => op !== 'count_tokens');
 
 export function createAzureProvider(): ProviderAdapter {
-  return { ...createOpenAIStyleAdapter('azure', azureEndpoints, AZURE_OPERATIONS), videos: azureVideos };
+  return {
+    ...createOpenAIStyleAdapter('azure', azureEndpoints, AZURE_OPERATIONS),
+    videos: azureVideos,
+    files: azureFiles,
+    batches: azureBatches,
+  };
 }

@@ -2,6 +2,8 @@
 import type { Operation, ProviderAdapter } from '../types.ts';
 import { createOpenAIStyleAdapter } from './adapter.ts';
 import { apiRoot, authHeaders, BEARER, rootedEndpoints } from './endpoints.ts';
+import { openAIStyleBatches } from './batches.ts';
+import { openAIStyleFiles, openaiHost } from './files.ts';
 import { openAIStyleVideos } from './videos.ts';
 
 /** `network_config.base_url` replaces this; it may be given with or without the trailing `/v1`. */
@@ -33,5 +35,7 @@ export function createOpenAIProvider(): ProviderAdapter {
     headers: (key) => authHeaders(BEARER, key),
     bodyModel: (ctx) => ctx.model,
   });
+  adapter.files = openAIStyleFiles(openaiHost);
+  adapter.batches = openAIStyleBatches(openaiHost);
   return adapter;
 }

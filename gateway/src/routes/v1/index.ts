@@ -5,6 +5,8 @@ import { unifiedFormat } from '../../formats/openai/format.ts';
 import { type OpenAIOperations, openaiOperations } from '../../formats/openai/operations.ts';
 import type { Runtime } from '../../runtime.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
+import { registerBatchRoutes } from './batches.ts';
+import { registerFileRoutes } from './files.ts';
 import { registerAudioRoutes, registerRerankOcrRoutes } from './audio.ts';
 import { registerToolExecuteRoute } from './mcp-execute.ts';
 import { registerModelsRoute } from './models.ts';
@@ -28,4 +30,6 @@ export function registerOpenAIOperations(app: FastifyInstance, rt: Runtime, ops:
   registerInferenceRoute(app, rt, '/count_tokens', ops.countTokens);
   registerAudioRoutes(app, rt, ops.chat.format);
   registerVideoRoutes(app, rt, ops.chat.format);
+  registerFileRoutes(app, rt);
+  registerBatchRoutes(app, rt);
 }

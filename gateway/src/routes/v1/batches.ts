@@ -1,0 +1,252 @@
+// `/v1/batches`: create, retrieve, list, cancel and results, in OpenAI's shapes whatever provider runs the batch.
+// A batch is charged once, when its results are read whole: each request's usage at the provider's batch price.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ResourceCall } from '../../engine/resource-call.ts';
+import { ownersOf } from '../../engine/route-request.ts';
+import { costNano, usageTokens } from '../../governance/cost.ts';
+import type { Owners } from '../../governance/limits.ts';
+import { planLimits } from '../../governance/limits.ts';
+import type { Principal } from '../../http/auth.ts';
+import type { RouteDoc } from '../../http/openapi.ts';
+import { RequestError } from '../../http/request-error.ts';
+import { BinaryBody } from '../../providers/shared/binary.ts';
+import type { BatchCalls, CallContext } from '../../providers/types.ts';
+import type { Runtime } from '../../runtime.ts';
+import { Batch, BatchCreateRequest, BatchList, type BatchResultStream } from '../../schemas/batches.ts';
+import { messageOf } from '../../util/errors.ts';
+import { answer, parse } from './files.ts';
+
+const ProviderQuery = z.object({
+  provider: z.string().optional().meta({ description: 'The provider (or the x-model-provider header)' }),
+});
+const ListQuery = ProviderQuery.extend({
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  after: z.string().max(512).optional(),
+  before: z.string().max(512).optional(),
+});
+const BatchParams = z.object({ batch_id: z.string().min(1).max(512) });
+
+const tags = ['Batch'];
+const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>): RouteDoc => ({ ...d, tags, errors: [403] });
+
+/** Charges are remembered this long so a batch's results read twice are charged once (Postgres is idempotent too). */
+const CHARGED_MS = 400 * 24 * 3600 * 1000;
+
+export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
+  app.post(
+    '/batches',
+    {
+      config: {
+        openapi: doc({
+          operationId: 'createBatch',
+          summary: 'Create a batch',
+          querystring: ProviderQuery,
+          body: BatchCreateRequest,
+          responses: { 200: { description: 'The batch (OpenAI shape)', json: Batch } },
+        }),
+      },
+    },
+    (request, reply) => {
+      let body: BatchCreateRequest;
+      try {
+        body = parse(BatchCreateRequest, request.body);
+      } catch (err) {
+        throw new RequestError(err, { request_type: 'batch_create' });
+      }
+      const model = body.model?.includes('/') ? body.model.slice(body.model.indexOf('/') + 1) : body.model;
+      return answer(
+        rt,
+        request,
+        reply,
+        { field: body.provider, model: body.model },
+        {
+          requestType: 'batch_create',
+          label: 'batches',
+          idempotent: false,
+          model,
+          target: body.input_file_id ? { kind: 'file', id: body.input_file_id } : undefined,
+          created: (v) => ({ kind: 'batch', id: (v as Batch).id }),
+          method: call(
+            (b) => b.create,
+            (fn) => (ctx) => fn(body, ctx),
+          ),
+        },
+      );
+    },
+  );
+  app.get(
+    '/batches',
+    {
+      config: {
+        openapi: doc({
+          operationId: 'listBatches',
+          summary: 'List batches',
+          querystring: ListQuery,
+          responses: { 200: { description: 'A page of batches', json: BatchList } },
+        }),
+      },
+    },
+    (request, reply) => {
+      const q = parse(ListQuery, request.query);
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'batch_list',
+          label: 'listing batches',
+          idempotent: true,
+          method: call(
+            (b) => b.list,
+            (fn) => (ctx) => fn(q, ctx),
+          ),
+        },
+      );
+    },
+  );
+  const byId = (operationId: string, summary: string, json: z.ZodType | undefined) =>
+    doc({
+      operationId,
+      summary,
+      params: BatchParams,
+      querystring: ProviderQuery,
+      responses: { 200: json ? { description: summary, json } : { description: summary, text: 'application/json' } },
+    });
+  app.get(
+    '/batches/:batch_id',
+    { config: { openapi: byId('retrieveBatch', 'Retrieve a batch', Batch) } },
+    (request, reply) => {
+      const id = parse(BatchParams, request.params).batch_id;
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'batch_retrieve',
+          label: 'retrieving batches',
+          idempotent: true,
+          target: { kind: 'batch', id },
+          method: call(
+            (b) => b.retrieve,
+            (fn) => (ctx) => fn(id, ctx),
+          ),
+        },
+      );
+    },
+  );
+  app.post(
+    '/batches/:batch_id/cancel',
+    { config: { openapi: byId('cancelBatch', 'Cancel a batch', Batch) } },
+    (request, reply) => {
+      const id = parse(BatchParams, request.params).batch_id;
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'batch_cancel',
+          label: 'cancelling batches',
+          // Cancelling twice cancels once.
+          idempotent: true,
+          target: { kind: 'batch', id },
+          method: call(
+            (b) => b.cancel,
+            (fn) => (ctx) => fn(id, ctx),
+          ),
+        },
+      );
+    },
+  );
+  app.get(
+    '/batches/:batch_id/results',
+    { config: { openapi: byId('getBatchResults', 'The results of an ended batch, one per request', undefined) } },
+    (request, reply) => {
+      const id = parse(BatchParams, request.params).batch_id;
+      const c: ResourceCall<BinaryBody> = {
+        requestType: 'batch_results',
+        label: 'batch results',
+        idempotent: true,
+        target: { kind: 'batch', id },
+        method: (a) => {
+          const fn = a.batches?.results;
+          if (!fn) return undefined;
+          return async (ctx) => resultsBody(rt, id, await fn.call(a.batches, id, ctx), ctx, request.principal);
+        },
+      };
+      return answer(rt, request, reply, {}, c);
+    },
+  );
+}
+
+function call<M, T>(
+  pick: (b: BatchCalls) => M | undefined,
+  bind: (fn: M) => (ctx: CallContext) => Promise<T>,
+): ResourceCall<T>['method'] {
+  return (a) => {
+    const fn = a.batches && pick(a.batches);
+    return fn === undefined ? undefined : bind((typeof fn === 'function' ? fn.bind(a.batches) : fn) as M);
+  };
+}
+
+/**
+ * The results as one JSON document streamed as the provider's lines arrive (`{object, batch_id, results: [...],
+ * has_more}`); once every line has passed, the batch is charged to the caller's budgets, once.
+ */
+function resultsBody(
+  rt: Runtime,
+  batchId: string,
+  res: BatchResultStream,
+  ctx: CallContext,
+  principal: Principal | null,
+): BinaryBody {
+  async function* bytes(): AsyncIterable<Uint8Array> {
+    yield Buffer.from(`{"object":"list","batch_id":${JSON.stringify(batchId)},"results":[`);
+    let first = true;
+    const billed: { model: string; usage: Parameters<typeof usageTokens>[0] }[] = [];
+    for await (const entry of res.entries) {
+      if (entry.billed) billed.push(entry.billed);
+      yield Buffer.from((first ? '' : ',') + JSON.stringify(entry.item));
+      first = false;
+    }
+    yield Buffer.from('],"has_more":false}');
+    await chargeBatch(rt, ctx.provider, batchId, billed, res.priceFactor, principal).catch((err: unknown) =>
+      rt.logger.error({ batch_id: batchId, err: messageOf(err) }, 'batch charge failed'),
+    );
+  }
+  return new BinaryBody('application/json', bytes());
+}
+
+async function chargeBatch(
+  rt: Runtime,
+  provider: string,
+  batchId: string,
+  billed: { model: string; usage: Parameters<typeof usageTokens>[0] }[],
+  factor: number,
+  principal: Principal | null,
+): Promise<void> {
+  const owners: Owners = ownersOf(rt, principal);
+  const vk = owners.vk;
+  if (!vk) return;
+  const overrides = rt.state.snapshot.governance.pricingOverrides;
+  let total = 0;
+  for (const b of billed) {
+    const price = rt.prices.lookup(provider, b.model, overrides, { virtualKeyId: vk.id });
+    if (price) total += Math.ceil(costNano(price.price, usageTokens(b.usage)) * factor);
+  }
+  const requestId = `batch:${provider}:${batchId}`;
+  if (!(await rt.state.coord.setIfAbsent(`batch-charged:${requestId}`, '1', CHARGED_MS))) return;
+  const pc = vk.provider_configs.find((c) => c.provider === provider);
+  const now = rt.now();
+  const plan = planLimits(owners, pc, now, 0, false);
+  if (plan.budgets.length === 0) return;
+  await rt.state.counters.settle({
+    requestId,
+    now,
+    budgets: plan.budgets.map((b) => ({ ...b, costNano: total })),
+    tokens: [],
+  });
+}

@@ -1,0 +1,384 @@
+// `/v1/files`: upload (streamed through to the provider within the gateway's bound, never held whole), list,
+// retrieve, delete and content, in OpenAI's shapes whatever provider holds the file. The provider is named by
+// the `provider` query parameter or form field or the `x-model-provider` header (engine/resource-call.ts).
+import { Readable } from 'node:stream';
+import type { MultipartFile } from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { callerGone, type ResourceCall, resolveProvider, runResourceCall } from '../../engine/resource-call.ts';
+import { GatewayError } from '../../http/errors.ts';
+import type { RouteDoc } from '../../http/openapi.ts';
+import { RequestError } from '../../http/request-error.ts';
+import { BinaryBody } from '../../providers/shared/binary.ts';
+import type { CallContext, FileCalls } from '../../providers/types.ts';
+import type { Runtime } from '../../runtime.ts';
+import {
+  FileDeleted,
+  type FileExpiry,
+  FileList,
+  FileObject,
+  FilePurpose,
+  type FileUpload,
+  type UploadFields,
+} from '../../schemas/files.ts';
+
+const MB = 1024 * 1024;
+/** Room for the form's own framing and text fields beside the file, in a declared content-length. */
+const FORM_OVERHEAD_BYTES = MB;
+
+const ProviderQuery = z.object({
+  provider: z.string().optional().meta({ description: 'The provider (or the x-model-provider header)' }),
+});
+const ListQuery = ProviderQuery.extend({
+  purpose: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  after: z.string().max(512).optional(),
+  order: z.enum(['asc', 'desc']).optional(),
+});
+const FileParams = z.object({ file_id: z.string().min(1).max(512) });
+const UploadForm = z.object({
+  file: z.string().meta({ format: 'binary' }),
+  purpose: FilePurpose,
+  provider: z.string().optional(),
+  'expires_after[anchor]': z.literal('created_at').optional(),
+  'expires_after[seconds]': z.string().optional(),
+});
+
+const tags = ['Files'];
+const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>): RouteDoc => ({ ...d, tags, errors: [403, 413] });
+
+export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
+  app.post(
+    '/files',
+    {
+      config: {
+        multipart: true,
+        openapi: doc({
+          operationId: 'uploadFile',
+          summary: 'Upload a file (streamed through to the provider)',
+          querystring: ProviderQuery,
+          body: UploadForm,
+          bodyType: 'multipart/form-data',
+          responses: { 200: { description: 'The file object (OpenAI shape)', json: FileObject } },
+        }),
+      },
+    },
+    (request, reply) => upload(rt, request, reply),
+  );
+  app.get(
+    '/files',
+    {
+      config: {
+        openapi: doc({
+          operationId: 'listFiles',
+          summary: 'List files',
+          querystring: ListQuery,
+          responses: { 200: { description: 'A page of file objects', json: FileList } },
+        }),
+      },
+    },
+    async (request, reply) => {
+      const q = parse(ListQuery, request.query);
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'file_list',
+          label: 'listing files',
+          idempotent: true,
+          method: call(
+            (f) => f.list,
+            (fn) => (ctx) => fn(q, ctx),
+          ),
+        },
+      );
+    },
+  );
+  const byId = (operationId: string, summary: string, json: z.ZodType) =>
+    doc({
+      operationId,
+      summary,
+      params: FileParams,
+      querystring: ProviderQuery,
+      responses: { 200: { description: summary, json } },
+    });
+  app.get(
+    '/files/:file_id',
+    { config: { openapi: byId('retrieveFile', 'Retrieve a file object', FileObject) } },
+    (request, reply) => {
+      const id = parse(FileParams, request.params).file_id;
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'file_retrieve',
+          label: 'retrieving files',
+          idempotent: true,
+          target: { kind: 'file', id },
+          method: call(
+            (f) => f.retrieve,
+            (fn) => (ctx) => fn(id, ctx),
+          ),
+        },
+      );
+    },
+  );
+  app.delete(
+    '/files/:file_id',
+    { config: { openapi: byId('deleteFile', 'Delete a file', FileDeleted) } },
+    (request, reply) => {
+      const id = parse(FileParams, request.params).file_id;
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'file_delete',
+          label: 'deleting files',
+          idempotent: true,
+          target: { kind: 'file', id },
+          method: call(
+            (f) => f.delete,
+            (fn) => (ctx) => fn(id, ctx),
+          ),
+        },
+      );
+    },
+  );
+  app.get(
+    '/files/:file_id/content',
+    {
+      config: {
+        openapi: doc({
+          operationId: 'getFileContent',
+          summary: "Download a file's content",
+          params: FileParams,
+          querystring: ProviderQuery,
+          responses: { 200: { description: 'The bytes, streamed', text: 'application/octet-stream' } },
+        }),
+      },
+    },
+    (request, reply) => {
+      const id = parse(FileParams, request.params).file_id;
+      return answer(
+        rt,
+        request,
+        reply,
+        {},
+        {
+          requestType: 'file_content',
+          label: 'file content',
+          idempotent: true,
+          target: { kind: 'file', id },
+          method: call(
+            (f) => f.content,
+            (fn) => (ctx) => fn(id, ctx),
+          ),
+        },
+      );
+    },
+  );
+}
+
+/** The files method a call uses, bound to its arguments; undefined when the provider lacks it. */
+function call<M, T>(
+  pick: (f: FileCalls) => M | undefined,
+  bind: (fn: M) => (ctx: CallContext) => Promise<T>,
+): ResourceCall<T>['method'] {
+  return (a) => {
+    const fn = a.files && pick(a.files);
+    // Methods are called through the files object (they may use `this`).
+    return fn === undefined ? undefined : bind((typeof fn === 'function' ? fn.bind(a.files) : fn) as M);
+  };
+}
+
+export function parse<T>(schema: z.ZodType<T>, v: unknown): T {
+  const r = schema.safeParse(v ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const param = issue?.path.join('.') || undefined;
+  throw new GatewayError(
+    'invalid_request',
+    `${param ?? 'request'}: ${issue?.message ?? 'invalid'}`,
+    param ? { param } : {},
+  );
+}
+
+/** Runs the call against the named provider and answers: JSON with `extra_fields`, or bytes as they arrive. */
+export async function answer<T>(
+  rt: Runtime,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  named: { field?: string | undefined; model?: string | undefined },
+  c: ResourceCall<T>,
+): Promise<unknown> {
+  const startedAt = rt.now();
+  let chosen: string;
+  try {
+    const query = request.query as Record<string, unknown>;
+    chosen = resolveProvider(rt, { query, headers: request.headers, ...named });
+  } catch (err) {
+    throw new RequestError(err, { request_type: c.requestType });
+  }
+  const r = await runResourceCall(rt, request, chosen, c, callerGone(reply), startedAt);
+  reply.header('x-gateway-request-id', request.id);
+  if (r.value instanceof BinaryBody) {
+    reply.headers(r.value.headers).type(r.value.contentType);
+    return reply.send(Readable.from(r.value.body, { objectMode: false }));
+  }
+  return { ...(r.value as object), extra_fields: r.extra };
+}
+
+/** POST /files: the form's parts are read as they arrive; the file part is streamed to the provider. */
+async function upload(rt: Runtime, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const limit = rt.state.snapshot.client.max_file_upload_size_mb * MB;
+  const tooLarge = () =>
+    new GatewayError('payload_too_large', `the file is larger than ${limit / MB} MB (client.max_file_upload_size_mb)`, {
+      headers: { connection: 'close' },
+    });
+  const requestType = 'file_upload';
+  const fail = (err: unknown) => new RequestError(err, { request_type: requestType });
+  if (!request.isMultipart()) {
+    throw fail(
+      new GatewayError('unsupported_media_type', 'upload the file as multipart/form-data (fields file and purpose)'),
+    );
+  }
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit + FORM_OVERHEAD_BYTES) throw fail(tooLarge());
+  const fields = new Map<string, string>();
+  const parts = request.parts({
+    limits: { fileSize: limit + 1, files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17 },
+  });
+  const it = parts[Symbol.asyncIterator]();
+  let file: MultipartFile | undefined;
+  try {
+    for (;;) {
+      const next = await it.next();
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file')
+          throw new GatewayError('invalid_request', `form field ${part.fieldname}: only "file" carries a file`, {
+            param: part.fieldname,
+          });
+        file = part;
+        break;
+      }
+      fields.set(part.fieldname, String(part.value));
+    }
+  } catch (err) {
+    throw fail(formError(err, tooLarge));
+  }
+  if (!file)
+    throw fail(
+      new GatewayError('invalid_request', 'file: required (a multipart part named "file")', { param: 'file' }),
+    );
+  // An early 4xx leaves the rest of the body unread: the connection then closes.
+  reply.header('connection', 'close');
+  let failure: GatewayError | undefined;
+  let uploaded: UploadFields | undefined;
+  const stream: Readable = file.file;
+  async function* data(): AsyncIterable<Uint8Array> {
+    let bytes = 0;
+    try {
+      for await (const chunk of stream) {
+        bytes += (chunk as Buffer).length;
+        if (bytes > limit) throw tooLarge();
+        yield chunk as Buffer;
+      }
+      // Fields after the file (the openai SDK sends `purpose` there) are read before the upload completes.
+      for (;;) {
+        const next = await it.next();
+        if (next.done) break;
+        const part = next.value;
+        if (part.type === 'file')
+          throw new GatewayError('invalid_request', 'the form carries one file only', { param: part.fieldname });
+        fields.set(part.fieldname, String(part.value));
+      }
+      uploaded = uploadFields(fields);
+    } catch (err) {
+      failure = formError(err, tooLarge);
+      throw failure;
+    }
+  }
+  const up: FileUpload = {
+    filename: file.filename,
+    mimetype: file.mimetype,
+    data: data(),
+    fields: () => {
+      if (!uploaded) throw new GatewayError('invalid_request', 'the form was not read to its end');
+      return uploaded;
+    },
+  };
+  const c: ResourceCall<unknown> = {
+    requestType,
+    label: 'file uploads',
+    idempotent: false,
+    created: (v) => ({ kind: 'file', id: (v as { id: string }).id }),
+    method: (a) => {
+      const fn = a.files?.upload;
+      if (!fn) return undefined;
+      return async (ctx) => {
+        try {
+          return await fn.call(a.files, up, ctx);
+        } catch (err) {
+          // The caller's form failed (too large, no purpose): that is the answer, not the aborted upstream call.
+          throw failure ?? err;
+        }
+      };
+    },
+  };
+  try {
+    const sent = await answer(rt, request, reply, { field: fields.get('provider') }, c);
+    reply.removeHeader('connection');
+    return sent;
+  } finally {
+    if (!stream.readableEnded) stream.resume();
+  }
+}
+
+function uploadFields(fields: Map<string, string>): UploadFields {
+  const purpose = fields.get('purpose');
+  if (purpose === undefined) throw new GatewayError('invalid_request', 'purpose: required', { param: 'purpose' });
+  const p = FilePurpose.safeParse(purpose);
+  if (!p.success) {
+    throw new GatewayError('invalid_request', `purpose: one of ${FilePurpose.options.join(', ')}`, {
+      param: 'purpose',
+    });
+  }
+  const out: UploadFields = { purpose: p.data };
+  const anchor = fields.get('expires_after[anchor]');
+  const seconds = fields.get('expires_after[seconds]');
+  if (anchor !== undefined || seconds !== undefined) {
+    const s = Number(seconds);
+    if (anchor !== 'created_at' || !Number.isInteger(s) || s < 3600 || s > 2_592_000) {
+      throw new GatewayError(
+        'invalid_request',
+        'expires_after: anchor "created_at" and seconds between 3600 and 2592000',
+        { param: 'expires_after' },
+      );
+    }
+    const expiry: FileExpiry = { anchor: 'created_at', seconds: s };
+    out.expires_after = expiry;
+  }
+  return out;
+}
+
+function formError(err: unknown, tooLarge: () => GatewayError): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as { code?: unknown }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
+  if (code === 'FST_FILES_LIMIT') return new GatewayError('invalid_request', 'the form carries one file only');
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
+    return new GatewayError('invalid_request', 'the form has too many fields');
+  }
+  return new GatewayError(
+    'invalid_request',
+    `the multipart/form-data body could not be read: ${err instanceof Error ? err.message : String(err)}`,
+  );
+}

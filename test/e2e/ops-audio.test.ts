@@ -3,7 +3,13 @@
 // fakes in their wire formats; bad input refused before anything is sent upstream.
 import { toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
-import { type AudioFake, createAudioFake, FAKE_AUDIO_SECONDS, fakeSpeech, fakeTranscript } from '../fakes/openai-audio.ts';
+import {
+  type AudioFake,
+  createAudioFake,
+  FAKE_AUDIO_SECONDS,
+  fakeSpeech,
+  fakeTranscript,
+} from '../fakes/openai-audio.ts';
 import { INFERENCE_TOKEN } from '../harness/gateway.ts';
 import { logOf } from './governance-helpers.ts';
 import { apiFailure, atFake, expectUnsupported, extraFields, useProviderGateway } from './providers-helpers.ts';
@@ -230,14 +236,22 @@ describe('transcriptions', () => {
     expect(verbose).toMatchObject({ task: 'transcribe', duration: FAKE_AUDIO_SECONDS, language: 'en' });
     mistral.reset();
     const srt = await apiFailure(
-      env.client.audio.transcriptions.create({ model: 'mistral/voxtral-mini-latest', file: await wav(), response_format: 'srt' }),
+      env.client.audio.transcriptions.create({
+        model: 'mistral/voxtral-mini-latest',
+        file: await wav(),
+        response_format: 'srt',
+      }),
     );
     expect(srt.status).toBe(400);
     expect(mistral.requests).toHaveLength(0);
   });
 });
 
-function formOf(fields: Record<string, string>, file: Blob | null = new Blob([AUDIO], { type: 'audio/wav' }), name = 'a.wav') {
+function formOf(
+  fields: Record<string, string>,
+  file: Blob | null = new Blob([AUDIO], { type: 'audio/wav' }),
+  name = 'a.wav',
+) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   if (file) form.append('file', file, name);
@@ -263,7 +277,9 @@ describe('bad input is refused and nothing is sent upstream', () => {
       expect(res.status, env_.error.message).toBe(status);
       expect(env_.error.message).toContain(mention);
     }
-    const json = await post('/v1/audio/transcriptions', JSON.stringify({ model }), { 'content-type': 'application/json' });
+    const json = await post('/v1/audio/transcriptions', JSON.stringify({ model }), {
+      'content-type': 'application/json',
+    });
     expect(json.status).toBe(415);
     const translateStream = await post('/v1/audio/translations', formOf({ model, stream: 'true' }));
     expect(translateStream.status).toBe(400);
@@ -271,7 +287,10 @@ describe('bad input is refused and nothing is sent upstream', () => {
       env.client.audio.transcriptions.create({ model: 'anthropic/claude-sonnet-4-5', file: await wav() }),
     );
     // a streamed transcription from a provider that does not stream it
-    const groqStream = await post('/v1/audio/transcriptions', formOf({ model: 'groq/whisper-large-v3', stream: 'true' }));
+    const groqStream = await post(
+      '/v1/audio/transcriptions',
+      formOf({ model: 'groq/whisper-large-v3', stream: 'true' }),
+    );
     expect(groqStream.status).toBe(400);
     expect(openai.requests).toHaveLength(0);
     expect(groq.requests).toHaveLength(0);
@@ -287,4 +306,3 @@ describe('bad input is refused and nothing is sent upstream', () => {
     expect(openai.requests).toHaveLength(0);
   });
 });
-

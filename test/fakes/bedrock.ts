@@ -119,7 +119,7 @@ function countTokens(res: ServerResponse, body: Json) {
 }
 
 /** Re-signs the request as received with the known secret and compares, as AWS does. */
-async function verifySignature(
+export async function verifySignature(
   options: BedrockFakeOptions,
   req: RecordedRequest,
 ): Promise<{ type: string; message: string } | undefined> {

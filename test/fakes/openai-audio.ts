@@ -64,7 +64,9 @@ const SPEECH_TYPES: Record<string, string> = {
 async function speech(state: AudioFakeState, req: RecordedRequest, res: ServerResponse): Promise<void> {
   const body = (req.json ?? {}) as Record<string, unknown>;
   if (typeof body['input'] !== 'string' || typeof body['model'] !== 'string' || body['voice'] === undefined) {
-    return sendJson(res, 400, { error: { message: 'model, input and voice are required', type: 'invalid_request_error' } });
+    return sendJson(res, 400, {
+      error: { message: 'model, input and voice are required', type: 'invalid_request_error' },
+    });
   }
   const format = typeof body['response_format'] === 'string' ? body['response_format'] : 'mp3';
   const bytes = fakeSpeech(body['input'], format);
@@ -104,7 +106,8 @@ async function transcribe(state: AudioFakeState, req: RecordedRequest, form: For
   const translate = req.path.endsWith('/translations');
   const text = fakeTranscript(model, file.size, translate);
   if (state.flavor === 'mistral') {
-    if (form.has('response_format')) return sendJson(res, 422, { detail: 'response_format: extra field not permitted' });
+    if (form.has('response_format'))
+      return sendJson(res, 422, { detail: 'response_format: extra field not permitted' });
     return sendJson(res, 200, {
       model,
       text,

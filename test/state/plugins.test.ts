@@ -13,31 +13,9 @@ import { LogStore } from '../../gateway/src/state/services/logs.ts';
 import { configHash, PluginService, readPluginRows } from '../../gateway/src/state/services/plugins/index.ts';
 import { logEntry } from '../../gateway/test/plugins/log-entry.ts';
 import { createTestDatabase, testKeyPrefix } from '../harness/db.ts';
-import { type TempDir, tempDir } from '../harness/tmpdir.ts';
+import { dbBackends } from '../harness/db-backends.ts';
 
-const backends: { name: string; open(): Promise<{ db: Db; close(): Promise<void> }> }[] = [
-  {
-    name: 'postgres',
-    open: async () => {
-      const db = await openDb({ databaseUrl: await createTestDatabase() });
-      return { db, close: () => db.close() };
-    },
-  },
-  {
-    name: 'pglite',
-    open: async () => {
-      const dir: TempDir = await tempDir('gw-plugins-pglite-');
-      const db = await openDb({ dataDir: dir.path });
-      return {
-        db,
-        close: async () => {
-          await db.close();
-          await dir.remove();
-        },
-      };
-    },
-  },
-];
+const backends = dbBackends('gw-plugins-pglite-');
 
 for (const backend of backends) {
   describe(`plugin service on ${backend.name}`, () => {

@@ -3,35 +3,11 @@
 // both clears, and the vector mode each database gets (portable without pgvector, never an error).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../gateway/src/state/db/migrate.ts';
-import { openDb } from '../../gateway/src/state/db/open.ts';
 import type { Db } from '../../gateway/src/state/db/types.ts';
 import { CacheStore, type NewCacheEntry } from '../../gateway/src/state/services/cache/index.ts';
-import { createTestDatabase } from '../harness/db.ts';
-import { type TempDir, tempDir } from '../harness/tmpdir.ts';
+import { dbBackends } from '../harness/db-backends.ts';
 
-const backends: { name: string; open(): Promise<{ db: Db; close(): Promise<void> }> }[] = [
-  {
-    name: 'postgres',
-    open: async () => {
-      const db = await openDb({ databaseUrl: await createTestDatabase() });
-      return { db, close: () => db.close() };
-    },
-  },
-  {
-    name: 'pglite',
-    open: async () => {
-      const dir: TempDir = await tempDir('gw-cache-pglite-');
-      const db = await openDb({ dataDir: dir.path });
-      return {
-        db,
-        close: async () => {
-          await db.close();
-          await dir.remove();
-        },
-      };
-    },
-  },
-];
+const backends = dbBackends('gw-cache-pglite-');
 
 let n = 0;
 /** A fresh UUID-shaped id per entry. */

@@ -34,12 +34,13 @@ export type HeaderResult = { ok: true; value: CacheHeaders } | { ok: false; erro
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 export function parseCacheHeaders(headers: Headers): HeaderResult {
-  const one = (name: string): string | undefined | false => {
-    const v = headers[name];
-    if (Array.isArray(v)) return false;
-    return v;
-  };
   const fail = (header: string, why: string): HeaderResult => ({ ok: false, error: `${header}: ${why}`, header });
+  const raw: Partial<Record<keyof typeof CACHE_HEADERS, string>> = {};
+  for (const [field, name] of Object.entries(CACHE_HEADERS) as [keyof typeof CACHE_HEADERS, string][]) {
+    const v = headers[name];
+    if (Array.isArray(v)) return fail(name, 'give it once');
+    if (v !== undefined) raw[field] = v;
+  }
   const value: CacheHeaders = {
     key: undefined,
     ttlSeconds: undefined,
@@ -47,18 +48,12 @@ export function parseCacheHeaders(headers: Headers): HeaderResult {
     type: undefined,
     noStore: false,
   };
-
-  const key = one(CACHE_HEADERS.key);
-  if (key === false) return fail(CACHE_HEADERS.key, 'give it once');
-  if (key !== undefined) {
-    if (!CACHE_KEY_PATTERN.test(key)) return fail(CACHE_HEADERS.key, `a cache key is ${CACHE_KEY_RULE}`);
-    value.key = key;
+  if (raw.key !== undefined) {
+    if (!CACHE_KEY_PATTERN.test(raw.key)) return fail(CACHE_HEADERS.key, `a cache key is ${CACHE_KEY_RULE}`);
+    value.key = raw.key;
   }
-
-  const ttl = one(CACHE_HEADERS.ttl);
-  if (ttl === false) return fail(CACHE_HEADERS.ttl, 'give it once');
-  if (ttl !== undefined) {
-    const m = /^(\d{1,9})([smhd]?)$/.exec(ttl.trim());
+  if (raw.ttl !== undefined) {
+    const m = /^(\d{1,9})([smhd]?)$/.exec(raw.ttl.trim());
     const seconds = m ? Number(m[1]) * (UNITS[m[2] || 's'] ?? 1) : Number.NaN;
     if (!(seconds >= 1 && seconds <= MAX_TTL_SECONDS)) {
       return fail(
@@ -68,27 +63,18 @@ export function parseCacheHeaders(headers: Headers): HeaderResult {
     }
     value.ttlSeconds = seconds;
   }
-
-  const threshold = one(CACHE_HEADERS.threshold);
-  if (threshold === false) return fail(CACHE_HEADERS.threshold, 'give it once');
-  if (threshold !== undefined) {
-    const t = /^\s*(?:0|1|0?\.\d+|[01]\.\d*)\s*$/.test(threshold) ? Number(threshold) : Number.NaN;
+  if (raw.threshold !== undefined) {
+    const t = /^\s*(?:0|1|0?\.\d+|[01]\.\d*)\s*$/.test(raw.threshold) ? Number(raw.threshold) : Number.NaN;
     if (!(t >= 0 && t <= 1)) return fail(CACHE_HEADERS.threshold, 'expected a number from 0 to 1 (e.g. 0.85)');
     value.threshold = t;
   }
-
-  const type = one(CACHE_HEADERS.type);
-  if (type === false) return fail(CACHE_HEADERS.type, 'give it once');
-  if (type !== undefined) {
-    const t = type.trim().toLowerCase();
+  if (raw.type !== undefined) {
+    const t = raw.type.trim().toLowerCase();
     if (t !== 'direct' && t !== 'semantic') return fail(CACHE_HEADERS.type, 'expected direct or semantic');
     value.type = t;
   }
-
-  const noStore = one(CACHE_HEADERS.noStore);
-  if (noStore === false) return fail(CACHE_HEADERS.noStore, 'give it once');
-  if (noStore !== undefined) {
-    const n = noStore.trim().toLowerCase();
+  if (raw.noStore !== undefined) {
+    const n = raw.noStore.trim().toLowerCase();
     if (n !== 'true' && n !== 'false') return fail(CACHE_HEADERS.noStore, 'expected true or false');
     value.noStore = n === 'true';
   }

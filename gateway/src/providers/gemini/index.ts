@@ -13,6 +13,7 @@ import {
 } from './embeddings.ts';
 import { sendGoogleJson } from './errors.ts';
 import { geminiNativeCalls } from './native.ts';
+import { geminiVideos } from './videos.ts';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 
@@ -56,6 +57,7 @@ export function createGeminiProvider(name: string): ProviderAdapter {
       auth,
       modelPath: geminiModelPath,
     }),
+    videos: geminiVideos(base, auth),
 
     async embeddings(req, ctx) {
       const body = toBatchEmbedRequest(req, geminiModelPath(ctx.model));

@@ -7,6 +7,7 @@ import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createTokenSource, misconfigured } from './auth.ts';
 import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
+import { vertexVideos } from './videos.ts';
 
 type Ctx = Pick<CallContext, 'key' | 'network' | 'model'>;
 
@@ -35,7 +36,11 @@ export function vertexModel(ctx: Pick<CallContext, 'key' | 'model'>): string {
   return ctx.key.aliases[ctx.model] ?? ctx.model;
 }
 
-export function vertexUrl(ctx: Ctx, model: string, method: GoogleMethod | 'predict'): string {
+export function vertexUrl(
+  ctx: Ctx,
+  model: string,
+  method: GoogleMethod | 'predict' | 'predictLongRunning' | 'fetchPredictOperation',
+): string {
   const { project, region } = vertexConfig(ctx);
   const resource = pathSegments(model.includes('/') ? model : `publishers/google/models/${model}`);
   const url = joinUrl(
@@ -76,5 +81,7 @@ export function createVertexProvider(name: string): ProviderAdapter {
       });
       return fromPredictResponse(res, model, body.instances.length);
     },
+
+    videos: vertexVideos(vertexUrl, vertexModel, auth),
   };
 }

@@ -11,19 +11,22 @@ export interface RateLimit {
   token_reset_duration?: ResetDuration | undefined;
 }
 
-export type BudgetOwnerKind = 'virtual_key' | 'provider_config' | 'team' | 'customer';
+export type BudgetOwnerKind = 'virtual_key' | 'provider_config' | 'team' | 'customer' | 'model_config' | 'provider';
 
 export interface Budget {
   id: string;
   owner_kind: BudgetOwnerKind;
-  /** id of the virtual key, provider config, team or customer. */
+  /** id of the virtual key, provider config, team, customer or model config; the provider's name. */
   owner_id: string;
   /** Limit in nano-USD (1e-9 USD). */
   max_limit_nano: number;
   reset_duration: ResetDuration;
   /** Periods are counted from here unless calendar aligned. Epoch ms. */
   anchor_ms: number;
-  /** From the owning virtual key (`calendar_aligned`); teams and customers are not aligned. */
+  /**
+   * From the owning virtual key (`calendar_aligned`); teams and customers are not aligned; a model config's or
+   * provider's budget has its own.
+   */
   calendar_aligned: boolean;
 }
 
@@ -124,6 +127,33 @@ export interface PricingOverride {
   price: ModelPrice;
 }
 
+/** A budget and rate limit for every request to one model (on one provider, or on every provider). */
+export interface ModelConfig {
+  id: string;
+  model_name: string;
+  /** null: the model on every provider. */
+  provider: string | null;
+  rate_limit: RateLimit | null;
+  /** None or one (the reference's single `budget`). */
+  budgets: Budget[];
+}
+
+/** A budget and rate limit for every request to one provider. */
+export interface ProviderGovernance {
+  provider: string;
+  rate_limit: RateLimit | null;
+  budgets: Budget[];
+}
+
+/** Governance that applies to requests by their model and provider, with or without a virtual key. */
+export interface ModelLimits {
+  /** `<provider>/<model>` -> its config; `*` stands for the provider of a config without one (`*` + `/<model>`). */
+  modelConfigs: Map<string, ModelConfig>;
+  providers: Map<string, ProviderGovernance>;
+  /** True when any of the two has a limit: only then do keyless requests go through admission. */
+  any: boolean;
+}
+
 export interface GovernanceModel {
   /** sha256 hex of the key value -> key. */
   virtualKeysByHash: Map<string, VirtualKey>;
@@ -133,4 +163,5 @@ export interface GovernanceModel {
   /** Sorted by priority, highest first. */
   routingRules: RoutingRule[];
   pricingOverrides: PricingOverride[];
+  modelLimits: ModelLimits;
 }

@@ -12,6 +12,7 @@ import type { ChangeEvent } from './events.ts';
 import { readAdminKeyHashes } from './services/admin-keys.ts';
 import { readClientConfig } from './services/client-config.ts';
 import { loadGovernanceConsistent, reloadVirtualKeys } from './services/governance/load.ts';
+import { NO_MODEL_LIMITS } from './services/governance/model-limits.ts';
 import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
 import { readMcpClients } from './services/mcp/rows.ts';
 import { toNetworkConfig } from './services/network.ts';
@@ -45,6 +46,7 @@ export class Snapshot {
     customers: new Map(),
     routingRules: [],
     pricingOverrides: [],
+    modelLimits: NO_MODEL_LIMITS,
   };
   /** MCP clients (upstream tool servers) by id, secrets opened. */
   mcpClients = new Map<string, McpClientRecord>();

@@ -18,6 +18,8 @@ export const RATE_SCOPE: Record<RateLimitOwnerKind, string> = {
   provider_config: 'pc',
   team: 'team',
   customer: 'customer',
+  model_config: 'model',
+  provider: 'provider',
 };
 
 export function budgetUsageFn(counters: GovernanceCounters, now: () => number): BudgetUsageFn {

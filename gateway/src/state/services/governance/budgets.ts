@@ -13,6 +13,9 @@ export interface BudgetRow {
   provider_config_id: string | null;
   team_id: string | null;
   customer_id: string | null;
+  /** Budgets of model configs and providers (migration 014); absent in rows read before it. */
+  model_config_id?: string | null;
+  governed_provider?: string | null;
   max_limit_nano: number | bigint | string;
   reset_duration: string;
   anchor_at: Date | string;
@@ -28,11 +31,13 @@ export interface BudgetUsage {
 /** Current usage and period of each budget, by budget id (Redis/Postgres-backed; the lead wires the real one). */
 export type BudgetUsageFn = (budgets: Budget[]) => Promise<Map<string, BudgetUsage>>;
 
-const OWNER_FIELD: Record<BudgetOwnerKind, 'virtual_key_id' | 'provider_config_id' | 'team_id' | 'customer_id'> = {
+const OWNER_FIELD: Record<BudgetOwnerKind, string> = {
   virtual_key: 'virtual_key_id',
   provider_config: 'provider_config_id',
   team: 'team_id',
   customer: 'customer_id',
+  model_config: 'model_config_id',
+  provider: 'provider',
 };
 
 export function usdToNano(usd: number): number {
@@ -61,6 +66,8 @@ function ownerOf(row: BudgetRow): [BudgetOwnerKind, string] {
   if (row.virtual_key_id !== null) return ['virtual_key', row.virtual_key_id];
   if (row.provider_config_id !== null) return ['provider_config', row.provider_config_id];
   if (row.team_id !== null) return ['team', row.team_id];
+  if (row.model_config_id) return ['model_config', row.model_config_id];
+  if (row.governed_provider) return ['provider', row.governed_provider];
   // The table's CHECK guarantees exactly one owner column is set.
   return ['customer', row.customer_id ?? ''];
 }
@@ -111,7 +118,7 @@ export class BudgetService {
 
   private async details(id?: string): Promise<Record<string, unknown>[]> {
     const { rows } = await this.deps.db.query<BudgetRow & { calendar_aligned: boolean } & Record<string, unknown>>(
-      `SELECT b.*, COALESCE(vk.calendar_aligned, pvk.calendar_aligned, false) AS calendar_aligned
+      `SELECT b.*, COALESCE(vk.calendar_aligned, pvk.calendar_aligned, b.calendar_aligned) AS calendar_aligned
        FROM budgets b
        LEFT JOIN virtual_keys vk ON vk.id = b.virtual_key_id
        LEFT JOIN vk_provider_configs pc ON pc.id = b.provider_config_id

@@ -3,6 +3,7 @@
 import { loadCel } from '../../../governance/cel-module.ts';
 import type { GovernanceModel, VirtualKey } from '../../../governance/model.ts';
 import type { Db, Queryable } from '../../db/types.ts';
+import { readModelLimits } from './model-limits.ts';
 import { readOwnerModels } from './owners.ts';
 import { readPricingOverrides } from './pricing-overrides.ts';
 import { readRoutingRules } from './routing-rules.ts';
@@ -26,6 +27,7 @@ export async function loadGovernance(q: Queryable): Promise<GovernanceModel> {
     customers: await readOwnerModels(q, 'customer'),
     routingRules,
     pricingOverrides: await readPricingOverrides(q),
+    modelLimits: await readModelLimits(q),
   };
 }
 

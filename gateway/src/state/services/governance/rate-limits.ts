@@ -3,7 +3,7 @@
 import type { RateLimit } from '../../../governance/model.ts';
 import type { Db } from '../../db/types.ts';
 
-export type RateLimitOwnerKind = 'virtual_key' | 'provider_config' | 'team' | 'customer';
+export type RateLimitOwnerKind = 'virtual_key' | 'provider_config' | 'team' | 'customer' | 'model_config' | 'provider';
 
 export interface RateLimitEntry {
   owner_kind: RateLimitOwnerKind;
@@ -51,6 +51,12 @@ export class RateLimitService {
        SELECT 'team', id, name, NULL, NULL, rate_limit, 3 FROM teams WHERE rate_limit IS NOT NULL
        UNION ALL
        SELECT 'customer', id, name, NULL, NULL, rate_limit, 4 FROM customers WHERE rate_limit IS NOT NULL
+       UNION ALL
+       SELECT 'model_config', id, COALESCE(provider, '*') || '/' || model_name, NULL, provider, rate_limit, 5
+         FROM model_configs WHERE rate_limit IS NOT NULL
+       UNION ALL
+       SELECT 'provider', provider, provider, NULL, provider, rate_limit, 6
+         FROM provider_governance WHERE rate_limit IS NOT NULL
        ORDER BY o, owner_name`,
     );
     const entries: RateLimitEntry[] = rows
@@ -71,6 +77,7 @@ export class RateLimitService {
         owner_id: e.owner_id,
         owner_name: e.owner_name,
         ...(e.owner_kind === 'provider_config' ? { virtual_key_id: e.virtual_key_id, provider: e.provider } : {}),
+        ...(e.owner_kind === 'model_config' && e.provider ? { provider: e.provider } : {}),
         ...windowView('request', e.rate_limit.request_max_limit, e.rate_limit.request_reset_duration, c?.requests),
         ...windowView('token', e.rate_limit.token_max_limit, e.rate_limit.token_reset_duration, c?.tokens),
       };
@@ -78,7 +85,7 @@ export class RateLimitService {
   }
 }
 
-function windowView(
+export function windowView(
   kind: 'request' | 'token',
   limit: number | null | undefined,
   duration: string | null | undefined,

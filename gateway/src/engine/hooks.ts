@@ -67,10 +67,16 @@ export interface EngineHooks {
    */
   operation<Req, Res, Chunk>(spec: OperationSpec<Req, Res, Chunk>): OperationSpec<Req, Res, Chunk>;
   /**
-   * Before routing: the semantic cache's lookup. Undefined (synchronously, no work) while the cache is off or
-   * does not apply to the request; throws a 400 GatewayError for a bad cache header.
+   * Before routing: the semantic cache's lookup. Undefined (synchronously, nothing allocated) while the cache is
+   * off; resolves undefined when it does not apply to the request; throws a 400 GatewayError for a bad cache header.
    */
-  cacheLookup(req: CacheRequest): Promise<CacheLookup | undefined> | undefined;
+  cacheLookup(
+    input: InferenceInput<unknown>,
+    format: string,
+    requestType: string,
+    stream: boolean,
+    principal: Principal | null,
+  ): Promise<CacheLookup | undefined> | undefined;
   /** Whether the finish hook wants the request and response bodies (content logging); read once per request. */
   wantsContent(): boolean;
   /** When content is wanted: what a stream's chunks pass through on their way out (pieces the answer together). */

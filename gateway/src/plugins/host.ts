@@ -1,7 +1,9 @@
 // The running plugins of one pod: the effective settings of each built-in plugin (its stored row, else its
 // defaults), recomputed whenever the snapshot's plugin rows change, and the engine hooks they implement.
-import type { CacheLookup, CacheRequest, EngineHooks, StreamContent } from '../engine/hooks.ts';
+import type { CacheLookup, EngineHooks, StreamContent } from '../engine/hooks.ts';
+import type { InferenceInput } from '../engine/inference.ts';
 import type { OperationSpec } from '../engine/operations.ts';
+import type { Principal } from '../http/auth.ts';
 import type { RequestLog } from '../state/services/log-rows.ts';
 import type { PluginRow } from '../state/services/plugins/index.ts';
 import {
@@ -166,10 +168,16 @@ export class PluginHost implements EngineHooks {
     return this.cache;
   }
 
-  cacheLookup(req: CacheRequest): Promise<CacheLookup | undefined> | undefined {
+  cacheLookup(
+    input: InferenceInput<unknown>,
+    format: string,
+    requestType: string,
+    stream: boolean,
+    principal: Principal | null,
+  ): Promise<CacheLookup | undefined> | undefined {
     const c = this.current.semantic_cache;
     if (!c.enabled || !this.cache) return undefined;
-    return this.cache.lookup(c.config, req);
+    return this.cache.lookup(c.config, { input, format, requestType, stream, principal });
   }
 
   wantsContent(): boolean {

@@ -130,7 +130,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     // A request whose tools the gateway runs is never cached (a stored answer would skip the tool calls).
     const lookup = tools
       ? undefined
-      : rt.plugins.cacheLookup({ input, format: op.format.name, requestType, stream, principal: request.principal });
+      : rt.plugins.cacheLookup(input, op.format.name, requestType, stream, request.principal);
     cache = lookup && (await lookup);
     if (cache?.hit)
       return await answerFromCache(rt, op, reply, input, cache, cache.hit, { requestType, model, stream });

@@ -5,6 +5,7 @@ import OpenAI, { toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createOpenAIVideosFake, fakeVideoBytes, type VideoFake } from '../fakes/openai-videos.ts';
 import { INFERENCE_TOKEN } from '../harness/gateway.ts';
+import { createVk, type Json, pc, waitFor } from './governance-helpers.ts';
 import {
   apiFailure,
   atFake,
@@ -272,5 +273,31 @@ describe('sdk shape', () => {
     const c = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: INFERENCE_TOKEN, maxRetries: 0 });
     const v = await c.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Shape' });
     expect(v.object).toBe('video');
+  });
+});
+
+describe('budgets', () => {
+  it('charges seconds times the model’s price per second, and refuses a job the budget cannot cover', async () => {
+    // sora-2 ships at $0.10 per second: an 8 s job costs $0.80; a $1 budget covers one, not two.
+    const key = await createVk(env.gw, {
+      budgets: [{ max_limit: 1, reset_duration: '1d' }],
+      provider_configs: [pc('openai')],
+    });
+    const client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    const first = await client.videos.create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Paid', seconds: '8' });
+    const resp = await client.videos
+      .create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Paid too', seconds: '8' })
+      .asResponse()
+      .catch((e: unknown) => e);
+    expect(resp).toBeInstanceOf(OpenAI.APIError);
+    expect((resp as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+    expect(openai.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    const ids = await waitFor(
+      () => env.gw.admin('/api/logs?request_type=video_generation&limit=50').then((r) => r.json() as Promise<Json>),
+      (j) => ((j['logs'] as Json[] | undefined) ?? []).some((l) => l['cost_nano'] === 800_000_000),
+    );
+    const rows = (ids['logs'] as Json[]).filter((l) => l['virtual_key_id'] === key.id);
+    expect(rows.map((l) => l['cost_nano']).filter((c) => c !== null)).toEqual([800_000_000]);
+    expect(first.seconds).toBe('8');
   });
 });

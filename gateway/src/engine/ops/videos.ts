@@ -2,7 +2,7 @@
 // generation from a finished video, under the model that made it). Both are billed by the seconds of video the
 // job will produce, charged when the job is accepted.
 import type { VideoCreateRequest, VideoJob } from '../../schemas/videos.ts';
-import type { OperationSpec, UsageSummary } from '../operations.ts';
+import type { BilledUnits, OperationSpec, UsageSummary } from '../operations.ts';
 
 /** What the engine runs for a remix: the source video's provider-native id, and its model for governance. */
 export interface VideoRemixRequest {
@@ -28,6 +28,16 @@ export function videoUsage(job: VideoJob): UsageSummary {
   };
 }
 
+/** A job's length when the request names none: the longest default (Veo's 8 s; Sora's is 4), so never short. */
+const DEFAULT_RESERVED_SECONDS = 8;
+/** A remix of a video of unknown length: Sora's longest. */
+const LONGEST_SECONDS = 12;
+
+function reservedSeconds(seconds: string | undefined, fallback: number): BilledUnits {
+  const n = Number(seconds);
+  return { video_seconds: seconds && Number.isFinite(n) && n > 0 ? n : fallback };
+}
+
 export const videoCreateOp: OperationSpec<VideoCreateRequest, VideoJob, never> = {
   requestType: 'video_generation',
   label: 'video generation',
@@ -37,6 +47,7 @@ export const videoCreateOp: OperationSpec<VideoCreateRequest, VideoJob, never> =
     return fn && ((req, ctx) => fn.call(calls, req, ctx));
   },
   usage: videoUsage,
+  estimateUnits: (req) => reservedSeconds(req.seconds, DEFAULT_RESERVED_SECONDS),
 };
 
 export const videoRemixOp: OperationSpec<VideoRemixRequest, VideoJob, never> = {
@@ -48,4 +59,5 @@ export const videoRemixOp: OperationSpec<VideoRemixRequest, VideoJob, never> = {
     return fn && ((req, ctx) => fn.call(calls, req.video_id, { ...req.extra, prompt: req.prompt }, ctx));
   },
   usage: videoUsage,
+  estimateUnits: (req) => reservedSeconds(req.seconds, LONGEST_SECONDS),
 };

@@ -36,7 +36,7 @@ const env = useProviderGateway({
 
 const wav = () => toFile(AUDIO, 'hello.wav', { type: 'audio/wav' });
 
-function post(path: string, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
+function post(path: string, body: FormData | string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${env.gw.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${INFERENCE_TOKEN}`, ...headers },
@@ -55,6 +55,8 @@ describe('speech', () => {
     expect(openai.last().json).toEqual({ model: 'tts-1', input, voice: 'alloy' });
     const log = await logOf(env.gw, res.headers.get('x-gateway-request-id'));
     expect(log).toMatchObject({ request_type: 'speech', provider: 'openai', status: 'success' });
+    // tts-1 is billed per character: 22 characters at $15 per million
+    expect(log['cost_nano']).toBe(22 * 15_000);
   });
 
   it('labels each response_format with its media type', async () => {
@@ -166,6 +168,8 @@ describe('transcriptions', () => {
     expect(Buffer.from(await file.arrayBuffer())).toEqual(AUDIO);
     const log = await logOf(env.gw, response.headers.get('x-gateway-request-id'));
     expect(log).toMatchObject({ request_type: 'transcription', provider: 'openai', status: 'success' });
+    // whisper-1 is billed per second of audio: 7.25 s count as 8 at $0.006 per minute
+    expect(log['cost_nano']).toBe(8 * 100_000);
     expect(JSON.stringify(log)).not.toContain('WAVEfmt');
   });
 

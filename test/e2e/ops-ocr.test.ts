@@ -56,7 +56,10 @@ describe('ocr', () => {
       pages: [0, 2],
       include_image_base64: true,
     });
-    expect(await logOf(env.gw, id)).toMatchObject({ request_type: 'ocr', provider: 'mistral', status: 'success' });
+    const log = await logOf(env.gw, id);
+    expect(log).toMatchObject({ request_type: 'ocr', provider: 'mistral', status: 'success' });
+    // two pages processed at $1 per 1,000
+    expect(log['cost_nano']).toBe(2_000_000);
   });
 
   it('reads an image by URL', async () => {

@@ -6,7 +6,7 @@ import { createBedrockRerankFake } from '../fakes/bedrock-rerank.ts';
 import { type CohereFake, createCohereFake } from '../fakes/cohere.ts';
 import type { FakeServer } from '../fakes/server.ts';
 import { INFERENCE_TOKEN } from '../harness/gateway.ts';
-import { logOf } from './governance-helpers.ts';
+import { adminJson, budgetsOf, createVk, logOf, pc, usd, VK, waitFor } from './governance-helpers.ts';
 import { atFake, useProviderGateway } from './providers-helpers.ts';
 
 type Json = Record<string, unknown>;
@@ -39,10 +39,10 @@ const env = useProviderGateway({
   },
 });
 
-async function rerank(body: Json): Promise<{ status: number; json: Json; id: string | null }> {
+async function rerank(body: Json, token = INFERENCE_TOKEN): Promise<{ status: number; json: Json; id: string | null }> {
   const res = await fetch(`${env.gw.url}/v1/rerank`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${INFERENCE_TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as Json, id: res.headers.get('x-gateway-request-id') };
@@ -72,6 +72,8 @@ describe('rerank', () => {
     expect(req.json).toEqual({ model: 'rerank-v3.5', query: 'capital of France', documents: DOCS, top_n: 2 });
     const log = await logOf(env.gw, id);
     expect(log).toMatchObject({ request_type: 'rerank', provider: 'cohere', status: 'success' });
+    // one search unit at $2 per 1,000
+    expect(log['cost_nano']).toBe(2_000_000);
   });
 
   it('ranks with bedrock through the Agents runtime Rerank API, signed, by model ARN', async () => {
@@ -113,5 +115,28 @@ describe('rerank', () => {
     expect(String((unsupported.json['error'] as Json)['message'])).toContain('rerank');
     expect(cohere.requests).toHaveLength(0);
     expect(bedrock.requests).toHaveLength(0);
+  });
+
+  it('charges a virtual key’s budget by search units; bad input and a budget too small charge and send nothing', async () => {
+    const key = await createVk(env.gw, {
+      budgets: [{ max_limit: 10, reset_duration: '1d' }],
+      provider_configs: [pc('cohere')],
+    });
+    const usage = async () => budgetsOf(await adminJson(env.gw, `${VK}/${key.id}`))[0]?.['current_usage'];
+    expect((await rerank({ model: 'cohere/rerank-v3.5', query: '', documents: DOCS }, key.value)).status).toBe(400);
+    expect(cohere.requests).toHaveLength(0);
+    const docs = Array.from({ length: 150 }, (_, i) => `document ${i} about France`);
+    const ok = await rerank({ model: 'cohere/rerank-v3.5', query: 'France', documents: docs }, key.value);
+    expect(ok.status).toBe(200);
+    // 150 documents are two search units at $2 per 1,000
+    expect(await waitFor(usage, (u) => u === usd(4_000_000))).toBe(usd(4_000_000));
+    const poor = await createVk(env.gw, {
+      budgets: [{ max_limit: 0.001, reset_duration: '1d' }],
+      provider_configs: [pc('cohere')],
+    });
+    cohere.reset();
+    const refused = await rerank({ model: 'cohere/rerank-v3.5', query: 'France', documents: DOCS }, poor.value);
+    expect(refused.status).toBe(402);
+    expect(cohere.requests).toHaveLength(0);
   });
 });

@@ -39,7 +39,7 @@ export function createAudioFake(opts: Partial<AudioFakeState> = {}): AudioFake {
       path: /\/audio\/(transcriptions|translations)$/,
       handler: async (req, res) => {
         form = await readForm(req);
-        return transcribe(audio, req, form, res);
+        await transcribe(audio, req, form, res);
       },
     },
   ]);
@@ -97,7 +97,12 @@ async function readForm(req: RecordedRequest): Promise<FormData> {
   return new Response(new Uint8Array(req.body), { headers: { 'content-type': type } }).formData();
 }
 
-async function transcribe(state: AudioFakeState, req: RecordedRequest, form: FormData, res: ServerResponse) {
+async function transcribe(
+  state: AudioFakeState,
+  req: RecordedRequest,
+  form: FormData,
+  res: ServerResponse,
+): Promise<unknown> {
   const file = form.get('file');
   const model = form.get('model');
   if (!(file instanceof Blob) || typeof model !== 'string') {

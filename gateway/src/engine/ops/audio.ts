@@ -2,6 +2,7 @@
 // characters of its input (and tokens, where a streamed answer reports them); transcription and translation by
 // the seconds of audio the provider reports (and tokens for token-billed models such as gpt-4o-transcribe).
 import type {
+  AudioUpload,
   SpeechAudio,
   SpeechRequest,
   SpeechStreamEvent,
@@ -36,6 +37,7 @@ export const speechOp: OperationSpec<SpeechRequest, SpeechAudio, SpeechStreamEve
     total_tokens: 0,
     units: { characters: res.characters ?? 0 },
   }),
+  estimateUnits: (req) => ({ characters: characterCount(req.input) }),
   // The characters come from the request: the stream encoder adds them (formats/openai/audio.ts).
   chunkUsage: (ev) => (ev.type === 'speech.audio.done' ? tokenUsage(ev['usage']) : undefined),
 };
@@ -52,6 +54,7 @@ export const transcriptionOp: OperationSpec<TranscriptionRequest, TranscriptionR
     return fn && ((req, ctx) => fn.call(a, req, ctx));
   },
   usage: transcriptionUsage,
+  estimateUnits: (req) => ({ audio_seconds: audioSecondsAllowance(req.file) }),
   chunkUsage: (ev) => (ev.type === 'transcript.text.done' ? usageOfJson({ usage: ev['usage'] }) : undefined),
 };
 
@@ -63,7 +66,31 @@ export const translationOp: OperationSpec<TranscriptionRequest, TranscriptionRes
     return fn && ((req, ctx) => fn.call(a, req, ctx));
   },
   usage: transcriptionUsage,
+  estimateUnits: (req) => ({ audio_seconds: audioSecondsAllowance(req.file) }),
 };
+
+/** Bytes per second assumed of a compressed file: 32 kbit/s, below what speech is usually encoded at. */
+export const ALLOWANCE_BYTES_PER_SECOND = 4000;
+
+/**
+ * The seconds of audio reserved for a file before the provider says how long it was: a WAV file's own duration
+ * (from its header), else one second per ALLOWANCE_BYTES_PER_SECOND bytes, so nearly every real file is covered.
+ */
+export function audioSecondsAllowance(file: AudioUpload): number {
+  const wav = wavSeconds(file.data);
+  if (wav !== undefined) return Math.max(1, Math.ceil(wav));
+  return Math.max(1, Math.ceil(file.bytes / ALLOWANCE_BYTES_PER_SECOND));
+}
+
+/** `RIFF....WAVE` with a `fmt ` chunk first: the data's bytes over the byte rate (a header lie costs its sender). */
+function wavSeconds(data: Uint8Array): number | undefined {
+  if (data.length < 44) return undefined;
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') return undefined;
+  if (b.toString('latin1', 12, 16) !== 'fmt ') return undefined;
+  const byteRate = b.readUInt32LE(28);
+  return byteRate > 0 ? (data.length - 44) / byteRate : undefined;
+}
 
 /** The usage of a transcription answer: from its JSON, or from the last cue of an srt/vtt answer. */
 export function transcriptionUsage(res: TranscriptionResult): UsageSummary | undefined {

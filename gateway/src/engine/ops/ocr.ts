@@ -2,6 +2,12 @@
 import type { OcrRequest, OcrResponse } from '../../schemas/ocr.ts';
 import type { OperationSpec } from '../operations.ts';
 
+/**
+ * Pages reserved when the request does not list them: the document's length is unknown until the provider read
+ * it. An image is one page.
+ */
+export const OCR_PAGES_ALLOWANCE = 100;
+
 export const ocrOp: OperationSpec<OcrRequest, OcrResponse, never> = {
   requestType: 'ocr',
   label: 'OCR',
@@ -14,4 +20,7 @@ export const ocrOp: OperationSpec<OcrRequest, OcrResponse, never> = {
     const pages = typeof processed === 'number' && processed >= 0 ? processed : res.pages.length;
     return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, units: { pages } };
   },
+  estimateUnits: (req) => ({
+    pages: req.document.type === 'image_url' ? 1 : (req.pages?.length ?? OCR_PAGES_ALLOWANCE),
+  }),
 };

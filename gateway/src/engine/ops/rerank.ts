@@ -1,6 +1,6 @@
 // Rerank: served by providers with a rerank API (cohere natively, bedrock's rerank models); billed by search
 // units (one query over up to 100 documents), as the provider reports them or, failing that, as counted here.
-import type { RerankRequest, RerankResponse } from '../../schemas/rerank.ts';
+import { type RerankRequest, type RerankResponse, searchUnits } from '../../schemas/rerank.ts';
 import type { OperationSpec } from '../operations.ts';
 
 export const rerankOp: OperationSpec<RerankRequest, RerankResponse, never> = {
@@ -16,4 +16,5 @@ export const rerankOp: OperationSpec<RerankRequest, RerankResponse, never> = {
     total_tokens: 0,
     units: { search_units: res.meta?.billed_units?.search_units ?? 1 },
   }),
+  estimateUnits: (req) => ({ search_units: searchUnits(req.documents.length) }),
 };

@@ -19,9 +19,11 @@ const AUDIO = Buffer.from('RIFF....WAVEfmt fake audio payload'.repeat(20));
 let openai: AudioFake;
 let groq: AudioFake;
 let mistral: AudioFake;
+let azure: AudioFake;
 const env = useProviderGateway({
-  fakes: () => [openai, groq, mistral],
+  fakes: () => [openai, groq, mistral, azure],
   start: async () => {
+    azure = await createAudioFake().start();
     openai = await createAudioFake().start();
     groq = await createAudioFake().start();
     mistral = await createAudioFake({ flavor: 'mistral' }).start();
@@ -29,6 +31,19 @@ const env = useProviderGateway({
       openai: atFake(openai.url, { id: 'oa', name: 'openai-main', value: 'sk-openai-audio', models: ['*'] }),
       groq: atFake(groq.url, { id: 'gq', name: 'groq-main', value: 'gsk-groq-audio', models: ['*'] }),
       mistral: atFake(mistral.url, { id: 'mi', name: 'mistral-main', value: 'mistral-audio', models: ['*'] }),
+      azure: {
+        network_config: { max_retries: 0 },
+        keys: [
+          {
+            id: 'az',
+            name: 'azure-main',
+            value: 'azure-audio-key',
+            models: ['*'],
+            aliases: { 'whisper-1': 'whisper-deploy', 'tts-1': 'tts-deploy' },
+            azure_key_config: { endpoint: azure.url },
+          },
+        ],
+      },
       anthropic: atFake(openai.url, { id: 'an', name: 'anthropic-main', value: 'sk-ant-audio', models: ['*'] }),
     };
   },
@@ -148,6 +163,16 @@ describe('speech', () => {
 
 describe('transcriptions', () => {
   const model = 'openai/whisper-1';
+
+  it('serves azure at its deployment paths with the api-key header', async () => {
+    const data = await env.client.audio.transcriptions.create({ model: 'azure/whisper-1', file: await wav() });
+    expect(data.text).toBe(fakeTranscript('whisper-deploy', AUDIO.length));
+    expect(azure.last().url).toBe('/openai/deployments/whisper-deploy/audio/transcriptions?api-version=2024-10-21');
+    expect(azure.last().headers['api-key']).toBe('azure-audio-key');
+    const speech = await env.client.audio.speech.create({ model: 'azure/tts-1', input: 'hi', voice: 'alloy' });
+    expect(Buffer.from(await speech.arrayBuffer())).toEqual(fakeSpeech('hi', 'mp3'));
+    expect(azure.last().path).toBe('/openai/deployments/tts-deploy/audio/speech');
+  });
 
   it('answers json with the duration usage, and sends the form with the model rewritten', async () => {
     const { data, response } = await env.client.audio.transcriptions

@@ -1,8 +1,9 @@
 // Audio through a real gateway with the official openai SDK: speech (bytes streamed as they arrive, formats, SSE),
 // transcriptions in every response_format and streamed, translations; OpenAI, Groq and Mistral's Voxtral against
-// fakes in their wire formats; bad input refused before anything is sent upstream.
+// fakes in their wire formats, Gemini TTS (PCM, as wav or pcm); bad input refused before anything is sent upstream.
 import { toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
+import { createGeminiAudioFake, fakePcm } from '../fakes/gemini-audio.ts';
 import {
   type AudioFake,
   createAudioFake,
@@ -10,6 +11,7 @@ import {
   fakeSpeech,
   fakeTranscript,
 } from '../fakes/openai-audio.ts';
+import type { FakeServer } from '../fakes/server.ts';
 import { INFERENCE_TOKEN } from '../harness/gateway.ts';
 import { logOf } from './governance-helpers.ts';
 import { apiFailure, atFake, expectUnsupported, extraFields, useProviderGateway } from './providers-helpers.ts';
@@ -20,9 +22,11 @@ let openai: AudioFake;
 let groq: AudioFake;
 let mistral: AudioFake;
 let azure: AudioFake;
+let gemini: FakeServer;
 const env = useProviderGateway({
-  fakes: () => [openai, groq, mistral, azure],
+  fakes: () => [openai, groq, mistral, azure, gemini],
   start: async () => {
+    gemini = await createGeminiAudioFake().start();
     azure = await createAudioFake().start();
     openai = await createAudioFake().start();
     groq = await createAudioFake().start();
@@ -31,6 +35,7 @@ const env = useProviderGateway({
       openai: atFake(openai.url, { id: 'oa', name: 'openai-main', value: 'sk-openai-audio', models: ['*'] }),
       groq: atFake(groq.url, { id: 'gq', name: 'groq-main', value: 'gsk-groq-audio', models: ['*'] }),
       mistral: atFake(mistral.url, { id: 'mi', name: 'mistral-main', value: 'mistral-audio', models: ['*'] }),
+      gemini: atFake(gemini.url, { id: 'ge', name: 'gemini-main', value: 'gemini-audio-key', models: ['*'] }),
       azure: {
         network_config: { max_retries: 0 },
         keys: [
@@ -158,6 +163,55 @@ describe('speech', () => {
     const unknown = await apiFailure(env.client.audio.speech.create({ model: 'nope/tts', input: 'x', voice: 'a' }));
     expect(unknown.status).toBe(400);
     expect(openai.requests).toHaveLength(0);
+  });
+});
+
+describe('gemini speech', () => {
+  it('serves TTS through generateContent, as wav by default and as raw pcm; refuses formats it cannot make', async () => {
+    const res = await env.client.audio.speech.create({
+      model: 'gemini/gemini-2.5-flash-preview-tts',
+      input: 'Have a nice day',
+      voice: 'Kore',
+      instructions: 'Say cheerfully',
+    });
+    expect(res.headers.get('content-type')).toBe('audio/wav');
+    const wavBytes = Buffer.from(await res.arrayBuffer());
+    const pcm = fakePcm('Say cheerfully: Have a nice day');
+    expect(wavBytes.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(wavBytes.readUInt32LE(24)).toBe(24_000);
+    expect(wavBytes.subarray(44)).toEqual(pcm);
+    // Gemini TTS is billed by its tokens: 6 in at $0.50 and 150 out at $10 per million
+    const log = await logOf(env.gw, res.headers.get('x-gateway-request-id'));
+    expect(log).toMatchObject({ prompt_tokens: 6, completion_tokens: 150, cost_nano: 6 * 500 + 150 * 10_000 });
+    const req = gemini.last();
+    expect(req.path).toBe('/v1beta/models/gemini-2.5-flash-preview-tts:generateContent');
+    expect(req.headers['x-goog-api-key']).toBe('gemini-audio-key');
+    expect(req.json).toMatchObject({
+      generationConfig: {
+        responseModalities: ['AUDIO'],
+        speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } },
+      },
+    });
+    const raw = await env.client.audio.speech.create({
+      model: 'gemini/gemini-2.5-flash-preview-tts',
+      input: 'plain',
+      voice: 'Puck',
+      response_format: 'pcm',
+    });
+    expect(raw.headers.get('content-type')).toBe('audio/pcm');
+    expect(Buffer.from(await raw.arrayBuffer())).toEqual(fakePcm('plain'));
+    gemini.reset();
+    const mp3 = await apiFailure(
+      env.client.audio.speech.create({
+        model: 'gemini/gemini-2.5-flash-preview-tts',
+        input: 'x',
+        voice: 'Kore',
+        response_format: 'mp3',
+      }),
+    );
+    expect(mp3.status).toBe(400);
+    expect(mp3.message).toContain('wav or pcm');
+    expect(gemini.requests).toHaveLength(0);
   });
 });
 

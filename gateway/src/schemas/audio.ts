@@ -42,6 +42,8 @@ export interface SpeechAudio {
   contentLength?: string | undefined;
   /** Characters of input spoken (set by the operation from the request: the billed unit). */
   characters?: number;
+  /** Tokens, where the provider answered whole and reported them (Gemini TTS): then billed by these. */
+  tokens?: { input_tokens: number; output_tokens: number };
 }
 
 /** One SSE event of a streamed speech answer: `speech.audio.delta` (`audio`: base64) or `speech.audio.done`. */

@@ -32,9 +32,7 @@ export const speechOp: OperationSpec<SpeechRequest, SpeechAudio, SpeechStreamEve
     return fn && ((req, ctx) => fn.call(a, req, ctx));
   },
   usage: (res) => ({
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
+    ...(tokenUsage(res.tokens) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }),
     units: { characters: res.characters ?? 0 },
   }),
   estimateUnits: (req) => ({ characters: characterCount(req.input) }),

@@ -13,6 +13,7 @@ import {
 } from './embeddings.ts';
 import { sendGoogleJson } from './errors.ts';
 import { geminiNativeCalls } from './native.ts';
+import { googleSpeech } from './speech.ts';
 import { geminiVideos } from './videos.ts';
 
 export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
@@ -52,6 +53,11 @@ export function createGeminiProvider(name: string): ProviderAdapter {
   return {
     name,
     ...chat,
+    speech: googleSpeech({
+      model: (ctx) => ctx.model,
+      url: (ctx, model) => geminiUrl(base(ctx), model, 'generateContent'),
+      auth: async (ctx) => auth(ctx),
+    }),
     native: geminiNativeCalls({
       url: (ctx, method) => geminiUrl(base(ctx), ctx.model, method),
       auth,

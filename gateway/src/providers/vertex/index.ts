@@ -2,6 +2,7 @@
 // authenticated with a Google OAuth token (auth.ts). Anthropic and other partner models on Vertex are not served here.
 import { createGoogleChat, type GoogleMethod } from '../gemini/adapter.ts';
 import { sendGoogleJson } from '../gemini/errors.ts';
+import { googleSpeech } from '../gemini/speech.ts';
 import { joinUrl } from '../shared/http.ts';
 import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
@@ -70,6 +71,7 @@ export function createVertexProvider(name: string): ProviderAdapter {
   return {
     name,
     ...chat,
+    speech: googleSpeech({ model: vertexModel, url: (ctx, model) => vertexUrl(ctx, model, 'generateContent'), auth }),
 
     async embeddings(req, ctx) {
       const model = vertexModel(ctx);

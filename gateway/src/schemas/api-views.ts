@@ -67,7 +67,7 @@ export const ProviderKeyView = z
     ...Provenance,
   })
   .meta({ id: 'ProviderKey' });
-export const ProviderKeyList = z.strictObject({ keys: z.array(ProviderKeyView) });
+export const ProviderKeyList = z.strictObject({ keys: z.array(ProviderKeyView), total: z.int() });
 
 export const RateLimitView = z
   .strictObject({
@@ -101,18 +101,23 @@ export const BudgetView = z
   .meta({ id: 'Budget' });
 export const BudgetList = z.strictObject({ budgets: z.array(BudgetView), total: z.int() });
 
-export const OwnerView = z
-  .strictObject({
-    id: z.string(),
-    name: z.string(),
-    description: z.string(),
-    rate_limit: RateLimitView,
-    budgets: z.array(BudgetView),
-    ...Provenance,
-  })
-  .meta({ id: 'TeamOrCustomer' });
-export const TeamList = z.strictObject({ teams: z.array(OwnerView), total: z.int() });
-export const CustomerList = z.strictObject({ customers: z.array(OwnerView), total: z.int() });
+const ownerFields = {
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  rate_limit: RateLimitView,
+  budgets: z.array(BudgetView),
+  ...Provenance,
+};
+export const TeamView = z
+  .strictObject({ ...ownerFields, customer_id: z.string().nullable().describe('the customer the team belongs to') })
+  .meta({ id: 'Team' });
+export const CustomerView = z.strictObject({ ...ownerFields, email: z.string().nullable() }).meta({ id: 'Customer' });
+/** `count` is the reference's name for `total`; both are sent. */
+const counted = { total: z.int(), count: z.int() };
+export const TeamList = z.strictObject({ teams: z.array(TeamView), ...counted });
+export const TeamListQuery = z.object({ customer_id: z.string().max(128).optional().describe('only its teams') });
+export const CustomerList = z.strictObject({ customers: z.array(CustomerView), ...counted });
 
 /** A virtual key as shown; `budget` is how its budgets are shown (with usage, or only limits in the list). */
 function virtualKeyView(budget: z.ZodType) {
@@ -159,7 +164,7 @@ export const VirtualKeyCreated = VirtualKeyView.extend({ value: z.string().descr
 /** The list shows each budget's limit only (no usage lookups for every key). */
 export const VirtualKeyList = z.strictObject({
   virtual_keys: z.array(virtualKeyView(BudgetSummaryView).meta({ id: 'VirtualKeySummary' })),
-  total: z.int(),
+  ...counted,
 });
 
 export const PricingOverrideView = z
@@ -185,7 +190,7 @@ export const PricingOverrideView = z
     updated_at: Timestamp,
   })
   .meta({ id: 'PricingOverride' });
-export const PricingOverrideList = z.strictObject({ pricing_overrides: z.array(PricingOverrideView), total: z.int() });
+export const PricingOverrideList = z.strictObject({ pricing_overrides: z.array(PricingOverrideView), ...counted });
 
 export const RoutingRuleView = z
   .strictObject({
@@ -193,17 +198,25 @@ export const RoutingRuleView = z
     name: z.string(),
     description: z.string(),
     enabled: z.boolean(),
-    condition: z.string(),
-    targets: z.array(z.strictObject({ provider: z.string(), model: z.string(), weight: z.number() })),
+    cel_expression: z.string(),
+    condition: z.string().describe('the old name of cel_expression (same value)'),
+    targets: z.array(
+      z.strictObject({
+        provider: z.string().optional().describe('absent: the request’s provider'),
+        model: z.string().optional().describe('absent: the request’s model'),
+        weight: z.number(),
+      }),
+    ),
     fallbacks: z.array(z.string()),
     scope: z.enum(['global', 'team', 'customer', 'virtual_key']),
     scope_id: z.string().nullable(),
     priority: z.int(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    query: z.record(z.string(), z.unknown()).nullable().describe('the dashboard’s rule tree, as sent'),
   })
   .meta({ id: 'RoutingRule' });
-export const RoutingRuleList = z.strictObject({ routing_rules: z.array(RoutingRuleView), total: z.int() });
+export const RoutingRuleList = z.strictObject({ routing_rules: z.array(RoutingRuleView), ...counted });
 
 /** One configured rate limit with its owner and the counters of its current windows. */
 export const RateLimitEntryView = z

@@ -12,13 +12,19 @@ import {
   ProviderParams,
   ProviderView,
 } from '../../schemas/api-views.ts';
+import { partialUpdate } from '../../state/services/partial.ts';
 import { ProviderInput } from '../../state/services/providers.ts';
+import { partialBody } from './governance/crud.ts';
 
 type P = { Params: { provider: string } };
 type K = { Params: { provider: string; key_id: string } };
 const API = { source: 'api' } as const;
 
 const doc = documented('Providers');
+/** The views' fields that are not inputs (partial updates merge the rest with the body). */
+const PROVENANCE = ['source', 'owner_ref', 'created_at', 'updated_at'];
+const PROVIDER_MERGE = { readOnly: ['name', ...PROVENANCE] };
+const KEY_MERGE = { readOnly: PROVENANCE };
 const deleted = { 200: { description: 'Deleted', json: Deleted } };
 
 /** Operations that take the provider or key just created (OpenAPI links). */
@@ -59,13 +65,10 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
       summary: 'Add a provider',
       description: 'Keys are managed with /api/providers/{provider}/keys.',
       body: ProviderInput,
-      responses: { 201: { description: 'The provider', json: ProviderView, links: providerLinks } },
+      responses: { 200: { description: 'The provider', json: ProviderView, links: providerLinks } },
       errors: [409],
     }),
-    async (req, reply) => {
-      reply.code(201);
-      return svc.create(req.body, API);
-    },
+    async (req) => svc.create(req.body, API),
   );
   app.get<P>(
     '/providers/:provider',
@@ -81,13 +84,20 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
     '/providers/:provider',
     doc({
       operationId: 'updateProvider',
-      summary: 'Replace a provider’s network settings',
+      summary: 'Update a provider’s settings',
+      description: 'Changes the fields the body names (`network_config` is replaced whole) and keeps the others.',
       params: ProviderParams,
-      body: ProviderInput,
+      body: partialBody(ProviderInput),
       responses: { 200: { description: 'The provider', json: ProviderView } },
       errors: [409],
     }),
-    async (req) => svc.update(req.params.provider, req.body, API),
+    async (req) =>
+      partialUpdate(
+        () => svc.get(req.params.provider),
+        (merged, opts) => svc.update(req.params.provider, merged, API, opts),
+        req.body,
+        PROVIDER_MERGE,
+      ),
   );
   app.delete<P>(
     '/providers/:provider',
@@ -112,7 +122,10 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
       params: ProviderParams,
       responses: { 200: { description: 'The provider’s keys', json: ProviderKeyList } },
     }),
-    async (req) => ({ keys: await svc.listKeys(req.params.provider) }),
+    async (req) => {
+      const keys = await svc.listKeys(req.params.provider);
+      return { keys, total: keys.length };
+    },
   );
   app.post<P>(
     '/providers/:provider/keys',
@@ -121,13 +134,10 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
       summary: 'Add a key to a provider',
       params: ProviderParams,
       body: KeyInput,
-      responses: { 201: { description: 'The key (value redacted)', json: ProviderKeyView, links: keyLinks } },
+      responses: { 200: { description: 'The key (value redacted)', json: ProviderKeyView, links: keyLinks } },
       errors: [409],
     }),
-    async (req, reply) => {
-      reply.code(201);
-      return svc.addKey(req.params.provider, req.body, API);
-    },
+    async (req) => svc.addKey(req.params.provider, req.body, API),
   );
   app.get<K>(
     '/providers/:provider/keys/:key_id',
@@ -143,14 +153,24 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
     '/providers/:provider/keys/:key_id',
     doc({
       operationId: 'updateProviderKey',
-      summary: 'Replace a provider key',
-      description: 'A secret sent back redacted, or empty, keeps the stored secret.',
+      summary: 'Update a provider key',
+      description:
+        'Changes the fields the body names and keeps the others; a secret omitted, sent back redacted or empty ' +
+        'keeps the stored secret.',
       params: ProviderKeyParams,
-      body: KeyInput,
+      body: partialBody(KeyInput),
       responses: { 200: { description: 'The key (value redacted)', json: ProviderKeyView } },
       errors: [409],
     }),
-    async (req) => svc.updateKey(req.params.provider, req.params.key_id, req.body, API),
+    async (req) => {
+      const { provider, key_id } = req.params;
+      return partialUpdate(
+        () => svc.getKey(provider, key_id),
+        (merged, opts) => svc.updateKey(provider, key_id, merged, API, opts),
+        req.body,
+        KEY_MERGE,
+      );
+    },
   );
   app.delete<K>(
     '/providers/:provider/keys/:key_id',

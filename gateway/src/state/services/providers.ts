@@ -11,6 +11,7 @@ import { newId, stableId } from '../ids.ts';
 import type { Actor, ProviderCatalog } from './catalog.ts';
 import { checkPathParam, invalidInput } from './input.ts';
 import { iso, type KeyRow, KeySecrets, keyView, mergeSecrets, splitKeyInput } from './key-record.ts';
+import { checkUnchanged, type UpdateOptions } from './partial.ts';
 
 export const ProviderInput = z.strictObject({
   provider: z.string().regex(PROVIDER_NAME, 'provider names are lower-case letters, digits, - and _').optional(),
@@ -69,7 +70,7 @@ export class ProviderService {
     return this.get(name);
   }
 
-  async update(name: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+  async update(name: string, body: unknown, actor: Actor, opts?: UpdateOptions): Promise<Record<string, unknown>> {
     checkPathParam(name, 'provider');
     const input = parseProviderBody(body);
     if (input.provider && input.provider !== name) {
@@ -81,6 +82,7 @@ export class ProviderService {
     }
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, name, true);
+      checkUnchanged(row.updated_at, opts);
       checkOwner(row, actor, 'Provider');
       await tx.query('UPDATE providers SET network_config = $2, updated_at = now() WHERE name = $1', [
         name,
@@ -134,7 +136,13 @@ export class ProviderService {
     return this.getKey(provider, id);
   }
 
-  async updateKey(provider: string, id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+  async updateKey(
+    provider: string,
+    id: string,
+    body: unknown,
+    actor: Actor,
+    opts?: UpdateOptions,
+  ): Promise<Record<string, unknown>> {
     checkPathParam(provider, 'provider');
     checkPathParam(id, 'key_id');
     const input = parseKeyBody(body);
@@ -144,6 +152,7 @@ export class ProviderService {
     await this.deps.db.transaction(async (tx) => {
       const prov = await this.row(tx, provider, true);
       const prev = await this.keyRow(tx, provider, id, true);
+      checkUnchanged(prev.updated_at, opts);
       checkOwner(prev, actor, 'ProviderKey');
       const { columns, secrets } = splitKeyInput(input);
       const merged = mergeSecrets(secrets, this.secrets(prev));

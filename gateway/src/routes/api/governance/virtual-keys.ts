@@ -13,7 +13,11 @@ import {
 import type { BudgetService } from '../../../state/services/governance/budgets.ts';
 import { VirtualKeyInput } from '../../../state/services/governance/validate.ts';
 import type { VirtualKeyService } from '../../../state/services/governance/virtual-keys.ts';
-import { byId } from './crud.ts';
+import { partialUpdate } from '../../../state/services/partial.ts';
+import { byId, partialBody } from './crud.ts';
+
+/** The view's fields that are not inputs. */
+const VIRTUAL_KEY_MERGE = { readOnly: ['value_hint', 'source', 'owner_ref', 'created_at', 'updated_at'] };
 
 type I = { Params: { id: string } };
 const API = { source: 'api' } as const;
@@ -38,7 +42,7 @@ export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRou
     }),
     async () => {
       const virtual_keys = await svc.list();
-      return { virtual_keys, total: virtual_keys.length };
+      return { virtual_keys, total: virtual_keys.length, count: virtual_keys.length };
     },
   );
   app.post(
@@ -49,13 +53,13 @@ export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRou
       description: 'The answer is the only one that carries the full value (`sk-vk-...`).',
       body: VirtualKeyInput,
       responses: {
-        201: { description: 'The virtual key with its value', json: VirtualKeyCreated, links: byId('VirtualKey') },
+        200: { description: 'The virtual key with its value', json: VirtualKeyCreated, links: byId('VirtualKey') },
       },
       errors: [409],
     }),
     async (req, reply) => {
       // The only response that carries the full value: keep it out of every cache.
-      reply.code(201).header('cache-control', 'no-store');
+      reply.header('cache-control', 'no-store');
       return svc.create(req.body, API);
     },
   );
@@ -68,14 +72,23 @@ export function registerVirtualKeyRoutes(app: FastifyInstance, rt: VirtualKeyRou
     '/governance/virtual-keys/:id',
     doc({
       operationId: 'updateVirtualKey',
-      summary: 'Replace a virtual key',
-      description: 'Replaces the editable fields, provider configs and budgets; `value` cannot be sent.',
+      summary: 'Update a virtual key',
+      description:
+        'Changes the fields the body names and keeps the others (`{"is_active": false}` deactivates); a list ' +
+        '(`provider_configs`, `budgets`, `mcp_configs`) is replaced whole; budgets sent with their id keep their ' +
+        'usage; `value` cannot be sent.',
       params: IdParams,
-      body: VirtualKeyInput,
+      body: partialBody(VirtualKeyInput),
       responses: one,
       errors: [409],
     }),
-    async (req) => svc.update(req.params.id, req.body, API),
+    async (req) =>
+      partialUpdate(
+        () => svc.get(req.params.id),
+        (merged, opts) => svc.update(req.params.id, merged, API, opts),
+        req.body,
+        VIRTUAL_KEY_MERGE,
+      ),
   );
   app.delete<I>(
     '/governance/virtual-keys/:id',

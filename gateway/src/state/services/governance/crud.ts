@@ -7,6 +7,7 @@ import { StateError } from '../../errors.ts';
 import type { ChangeEvent } from '../../events.ts';
 import type { ProviderCatalog } from '../catalog.ts';
 import { checkPathParam, invalidInput } from '../input.ts';
+import { checkUnchanged, type UpdateOptions } from '../partial.ts';
 
 /** Fields a client may echo back from a GET; they are the store's, so a write ignores them. */
 const READ_ONLY_FIELDS = new Set(['created_at', 'updated_at']);
@@ -47,7 +48,10 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
 }
 
 /** list, get and delete as they are; create, update and config writes built from the protected steps. */
-export abstract class GovernanceTable<Row, Input extends { id?: string | undefined }> {
+export abstract class GovernanceTable<
+  Row extends { updated_at: Date | string },
+  Input extends { id?: string | undefined },
+> {
   protected readonly deps: GovernanceServiceDeps;
   private readonly spec: TableSpec<Row, Input>;
   private readonly insertSql: string;
@@ -91,12 +95,17 @@ export abstract class GovernanceTable<Row, Input extends { id?: string | undefin
   }
 
   /** PUT: replaces every field of an existing row after `check`. */
-  protected async replaceRow(id: string, input: Input, check: Check<Input>): Promise<Record<string, unknown>> {
+  protected async replaceRow(
+    id: string,
+    input: Input,
+    check: Check<Input>,
+    opts?: UpdateOptions,
+  ): Promise<Record<string, unknown>> {
     if (input.id !== undefined && input.id !== id) {
       throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
     }
     await this.change(async (tx) => {
-      await this.row(tx, id, true);
+      checkUnchanged((await this.row(tx, id, true)).updated_at, opts);
       await check(tx, input);
       await this.write(tx, id, input);
     });

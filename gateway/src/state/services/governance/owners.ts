@@ -12,6 +12,7 @@ import { newId, stableId } from '../../ids.ts';
 import type { Actor } from '../catalog.ts';
 import { checkPathParam, invalidInput } from '../input.ts';
 import { iso } from '../key-record.ts';
+import { checkUnchanged, type UpdateOptions } from '../partial.ts';
 import { type BudgetRow, type BudgetUsage, type BudgetUsageFn, budgetDetail, toBudget, usdToNano } from './budgets.ts';
 import { BudgetInput, RateLimitInput } from './validate.ts';
 
@@ -38,6 +39,23 @@ export const OwnerInput = z.strictObject({
 });
 export type OwnerInput = z.infer<typeof OwnerInput>;
 
+/** A team through the API: it may belong to a customer (the reference's `customer_id`). */
+export const TeamInput = OwnerInput.extend({
+  customer_id: idString()
+    .nullish()
+    .transform((v) => v ?? null),
+});
+/** A customer through the API: with a contact email (the reference's `email`). */
+export const CustomerInput = OwnerInput.extend({
+  email: z
+    .email({ message: 'expected an email address' })
+    .max(254)
+    .nullish()
+    .transform((v) => v ?? null),
+});
+/** What either kind writes: the owner fields and the kind's own column. */
+type OwnerWrite = OwnerInput & { customer_id?: string | null; email?: string | null };
+
 /** Fields of the API view a client may send back unchanged (GET, edit, PUT); they are not inputs. */
 const READ_ONLY_FIELDS = ['source', 'owner_ref', 'created_at', 'updated_at'];
 const READ_ONLY_BUDGET_FIELDS = ['current_usage', 'last_reset', 'next_reset', 'team_id', 'customer_id'];
@@ -60,20 +78,31 @@ interface OwnerRow {
   rate_limit: RateLimit | null;
   source: string;
   owner_ref: string | null;
+  /** Teams only. */
+  customer_id?: string | null;
+  /** Customers only. */
+  email?: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
 
 /** The table and the virtual-key / budget / routing-rule columns of one owner kind (fixed strings, never input). */
-const TABLES: Record<OwnerKind, { table: string; column: string; label: string }> = {
-  team: { table: 'teams', column: 'team_id', label: 'team' },
-  customer: { table: 'customers', column: 'customer_id', label: 'customer' },
+const TABLES: Record<OwnerKind, OwnerTable> = {
+  team: { table: 'teams', column: 'team_id', label: 'team', own: 'customer_id' },
+  customer: { table: 'customers', column: 'customer_id', label: 'customer', own: 'email' },
 };
+interface OwnerTable {
+  table: string;
+  column: string;
+  label: string;
+  /** The kind's own column (a team's customer, a customer's email). */
+  own: 'customer_id' | 'email';
+}
 
 export class OwnerService {
   readonly kind: OwnerKind;
   private readonly deps: OwnerServiceDeps;
-  private readonly t: { table: string; column: string; label: string };
+  private readonly t: OwnerTable;
 
   constructor(kind: OwnerKind, deps: OwnerServiceDeps) {
     this.kind = kind;
@@ -97,19 +126,20 @@ export class OwnerService {
   }
 
   async create(body: unknown, actor: Actor): Promise<Record<string, unknown>> {
-    const id = await this.insert(parseOwnerBody(body), actor);
+    const id = await this.insert(parseOwnerBody(body, this.kind), actor);
     return this.get(id);
   }
 
   /** PUT: replaces name, description, rate limit and budgets; budgets sent with their id keep their usage. */
-  async update(id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
+  async update(id: string, body: unknown, actor: Actor, opts?: UpdateOptions): Promise<Record<string, unknown>> {
     checkPathParam(id, 'id');
-    const input = parseOwnerBody(body);
+    const input = parseOwnerBody(body, this.kind);
     if (input.id !== undefined && input.id !== id) {
       throw new StateError('invalid', `id: the body names ${input.id} but the path names ${id}`, 'id');
     }
     await this.deps.db.transaction(async (tx) => {
       const row = await this.row(tx, id, true);
+      checkUnchanged(row.updated_at, opts);
       checkOwner(row, actor, `${this.t.label} ${row.name}`);
       await this.write(tx, id, input, actor);
     });
@@ -133,6 +163,17 @@ export class OwnerService {
             `move or delete ${n === 1 ? 'it' : 'them'} first`,
         );
       }
+      if (this.kind === 'customer') {
+        const teams = await tx.query<{ name: string }>('SELECT name FROM teams WHERE customer_id = $1 ORDER BY name', [
+          id,
+        ]);
+        if (teams.rowCount > 0) {
+          throw new StateError(
+            'conflict',
+            `customer ${row.name} still has teams ${teams.rows.map((t) => t.name).join(', ')}; move or delete them first`,
+          );
+        }
+      }
       const rules = await tx.query<{ name: string }>(
         'SELECT name FROM routing_rules WHERE scope = $1 AND scope_id = $2 ORDER BY name',
         [this.kind, id],
@@ -155,9 +196,9 @@ export class OwnerService {
    * so their usage survives restarts. Returns the row's id.
    */
   async applyConfig(body: unknown): Promise<string> {
-    const parsed = parseOwnerBody(body);
+    const parsed = parseOwnerBody(body, this.kind);
     const budgets = parsed.budgets.map((b, i) => ({ ...b, id: b.id ?? stableId(this.kind, parsed.name, String(i)) }));
-    const input: OwnerInput = { ...parsed, budgets };
+    const input: OwnerWrite = { ...parsed, budgets };
     // By name; else the file's own row under its stable id (renamed through the API since the last start).
     const existing = await this.deps.db.query<{ id: string; source: string }>(
       `SELECT id, source FROM ${this.t.table} WHERE name = $1 OR (id = $2 AND source = 'config')
@@ -175,7 +216,7 @@ export class OwnerService {
     return row.id;
   }
 
-  private async insert(input: OwnerInput, actor: Actor): Promise<string> {
+  private async insert(input: OwnerWrite, actor: Actor): Promise<string> {
     const id = input.id ?? (actor.source === 'config' ? stableId(this.kind, input.name) : newId());
     await this.deps.db.transaction(async (tx) => {
       const clash = await tx.query<{ id: string; name: string }>(
@@ -186,10 +227,11 @@ export class OwnerService {
         const what = clash.rows.some((r) => r.name === input.name) ? `named ${input.name}` : `with id ${id}`;
         throw new StateError('conflict', `a ${this.t.label} ${what} already exists`, 'name');
       }
+      await this.checkCustomer(tx, input);
       await this.guardUnique(() =>
         tx.query(
-          `INSERT INTO ${this.t.table} (id, name, description, rate_limit, source, owner_ref)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
+          `INSERT INTO ${this.t.table} (id, name, description, rate_limit, source, owner_ref, ${this.t.own})
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
           [
             id,
             input.name,
@@ -197,6 +239,7 @@ export class OwnerService {
             rateLimitJson(input.rate_limit),
             actor.source,
             actor.source === 'kubernetes' ? actor.ownerRef : null,
+            input[this.t.own] ?? null,
           ],
         ),
       );
@@ -206,14 +249,25 @@ export class OwnerService {
     return id;
   }
 
-  private async write(tx: Queryable, id: string, input: OwnerInput, actor: Actor): Promise<void> {
+  private async write(tx: Queryable, id: string, input: OwnerWrite, actor: Actor): Promise<void> {
+    await this.checkCustomer(tx, input);
     await this.guardUnique(() =>
       tx.query(
-        `UPDATE ${this.t.table} SET name = $2, description = $3, rate_limit = $4, updated_at = now() WHERE id = $1`,
-        [id, input.name, input.description, rateLimitJson(input.rate_limit)],
+        `UPDATE ${this.t.table} SET name = $2, description = $3, rate_limit = $4, ${this.t.own} = $5,
+         updated_at = now() WHERE id = $1`,
+        [id, input.name, input.description, rateLimitJson(input.rate_limit), input[this.t.own] ?? null],
       ),
     );
     await this.syncBudgets(tx, id, input.budgets, actor);
+  }
+
+  /** A team's customer exists. */
+  private async checkCustomer(tx: Queryable, input: OwnerWrite): Promise<void> {
+    if (this.kind !== 'team' || input.customer_id == null) return;
+    const { rowCount } = await tx.query('SELECT 1 FROM customers WHERE id = $1', [input.customer_id]);
+    if (rowCount === 0) {
+      throw new StateError('invalid', `customer_id: there is no customer with id ${input.customer_id}`, 'customer_id');
+    }
   }
 
   /** Makes the owner's budgets the given list: kept ids are changed in place, others deleted, new ones added. */
@@ -274,6 +328,7 @@ export class OwnerService {
       description: r.description,
       rate_limit: r.rate_limit,
       budgets: byOwner.get(r.id) ?? [],
+      [this.t.own]: r[this.t.own] ?? null,
       source: r.source,
       ...(r.owner_ref ? { owner_ref: r.owner_ref } : {}),
       created_at: iso(r.created_at),
@@ -329,8 +384,9 @@ export async function readOwnerModels(q: Queryable, kind: OwnerKind): Promise<Ma
   return out;
 }
 
-export function parseOwnerBody(body: unknown): OwnerInput {
-  const r = OwnerInput.safeParse(stripReadOnly(body ?? {}));
+export function parseOwnerBody(body: unknown, kind?: OwnerKind): OwnerWrite {
+  const schema = kind === 'team' ? TeamInput : kind === 'customer' ? CustomerInput : OwnerInput;
+  const r = schema.safeParse(stripReadOnly(body ?? {}));
   if (!r.success) throw invalidInput(r.error);
   return r.data;
 }

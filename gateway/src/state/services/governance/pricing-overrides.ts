@@ -14,8 +14,10 @@ import { idString, nameString } from '../../../schemas/strings.ts';
 import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import { newId, stableId } from '../../ids.ts';
+import type { Actor } from '../catalog.ts';
 import { checkPathParam } from '../input.ts';
 import { iso } from '../key-record.ts';
+import type { UpdateOptions } from '../partial.ts';
 import { type GovernanceServiceDeps, GovernanceTable, parseBody } from './crud.ts';
 
 /** USD per token; the dearest models today cost well under a cent per token. */
@@ -96,9 +98,9 @@ export class PricingOverrideService extends GovernanceTable<OverrideRow, Pricing
   }
 
   /** PUT: replaces every field. */
-  async update(id: string, body: unknown): Promise<Record<string, unknown>> {
+  async update(id: string, body: unknown, _actor?: Actor, opts?: UpdateOptions): Promise<Record<string, unknown>> {
     checkPathParam(id, 'id');
-    return this.replaceRow(id, this.parse(body), (tx, input) => this.check(tx, input, id));
+    return this.replaceRow(id, this.parse(body), (tx, input) => this.check(tx, input, id), opts);
   }
 
   /**

@@ -3,23 +3,76 @@
 import { z } from 'zod';
 import { loadCel } from '../../../governance/cel-module.ts';
 import type { RoutingRule } from '../../../governance/model.ts';
-import { idString, nameString, textString } from '../../../schemas/strings.ts';
+import { idString, nameString, stringIssue, textString } from '../../../schemas/strings.ts';
 import type { Queryable } from '../../db/types.ts';
 import { StateError } from '../../errors.ts';
 import { newId, stableId } from '../../ids.ts';
+import type { Actor } from '../catalog.ts';
 import { checkPathParam } from '../input.ts';
 import { iso } from '../key-record.ts';
+import type { MergeRules, UpdateOptions } from '../partial.ts';
 import { type GovernanceServiceDeps, GovernanceTable, parseBody } from './crud.ts';
 
 export const MAX_TARGETS = 20;
 export const MAX_FALLBACKS = 10;
 const INT32_MAX = 2_147_483_647;
 
-const Target = z.strictObject({
-  provider: nameString(64),
-  model: nameString(256, { trim: true }),
-  weight: z.number().positive().max(1_000_000).default(1),
-});
+/** Empty or null means "the request's own" (the reference's targets may leave provider and model out). */
+const emptyIsAbsent = (v: string | null | undefined) => (v == null || v === '' ? undefined : v);
+
+const Target = z
+  .strictObject({
+    provider: nameString(64).or(z.literal('')).nullish().transform(emptyIsAbsent),
+    model: nameString(256, { trim: true }).or(z.literal('')).nullish().transform(emptyIsAbsent),
+    /** Refused below with its reason (key pinning per target is not implemented), not as an unknown field. */
+    key_id: z.unknown().optional(),
+    weight: z.number().positive().max(1_000_000).default(1),
+  })
+  .superRefine((t, ctx) => {
+    if (t.key_id != null && t.key_id !== '') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['key_id'],
+        message:
+          'pinning a provider key per target is not supported; pin with x-gateway-key-id or a virtual key’s key_ids',
+      });
+    }
+  })
+  .transform(({ key_id: _pin, ...t }) => t);
+
+/** The dashboard's query-builder tree, stored as given: any JSON object of plain strings, at most 64 KiB. */
+const RuleQuery = z
+  .record(z.string(), z.unknown())
+  .superRefine((q, ctx) => {
+    const problem = jsonIssue(q);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    else if (JSON.stringify(q).length > 65_536) ctx.addIssue({ code: 'custom', message: 'at most 64 KiB of JSON' });
+  })
+  .nullish()
+  .transform((q) => q ?? null);
+
+/** The first string (key or value) of a JSON value Postgres' jsonb or our rules refuse. */
+function jsonIssue(v: unknown): string | undefined {
+  if (typeof v === 'string') return stringIssue(v, 'text');
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const p = jsonIssue(x);
+      if (p) return p;
+    }
+  } else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      const p = stringIssue(k, 'text') ?? jsonIssue(x);
+      if (p) return p;
+    }
+  }
+  return undefined;
+}
+
+/** The view's fields that are not inputs, and `condition`, the old name of `cel_expression` (issue 14). */
+export const ROUTING_RULE_MERGE: MergeRules = {
+  readOnly: ['created_at', 'updated_at'],
+  aliases: { condition: 'cel_expression' },
+};
 
 export const RoutingRuleInput = z
   .strictObject({
@@ -28,7 +81,9 @@ export const RoutingRuleInput = z
     description: textString(4096).default(''),
     enabled: z.boolean().default(true),
     /** A CEL expression: may span lines. */
-    condition: textString(4096).trim().min(1),
+    cel_expression: textString(4096).trim().min(1).optional(),
+    /** The old name of cel_expression (issue 14): either may be sent; both only when they agree. */
+    condition: textString(4096).trim().min(1).optional(),
     targets: z.array(Target).min(1).max(MAX_TARGETS),
     fallbacks: z
       .array(nameString(512).regex(/^[^/\s]+\/\S+$/, 'expected "<provider>/<model>"'))
@@ -37,8 +92,19 @@ export const RoutingRuleInput = z
     scope: z.enum(['global', 'team', 'customer', 'virtual_key']).default('global'),
     scope_id: nameString(128).nullish(),
     priority: z.int().min(-INT32_MAX).max(INT32_MAX).default(0),
+    query: RuleQuery,
   })
   .superRefine((r, ctx) => {
+    if (r.cel_expression === undefined && r.condition === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['cel_expression'], message: 'required' });
+    }
+    if (r.cel_expression !== undefined && r.condition !== undefined && r.cel_expression !== r.condition) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['condition'],
+        message: 'the old name of cel_expression; send one of them (they differ here)',
+      });
+    }
     if (r.scope === 'global' && r.scope_id != null) {
       ctx.addIssue({ code: 'custom', path: ['scope_id'], message: 'must be omitted when scope is global' });
     }
@@ -47,11 +113,12 @@ export const RoutingRuleInput = z
     }
     const seen = new Set<string>();
     for (const [i, t] of r.targets.entries()) {
-      const key = `${t.provider}/${t.model}`;
+      const key = `${t.provider ?? '(request)'}/${t.model ?? '(request)'}`;
       if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['targets', i], message: `duplicate target ${key}` });
       seen.add(key);
     }
-  });
+  })
+  .transform(({ condition, cel_expression, ...r }) => ({ ...r, cel_expression: cel_expression ?? condition ?? '' }));
 export type RoutingRuleInput = z.infer<typeof RoutingRuleInput>;
 
 /** The table a scope's id must exist in (fixed strings, never input). */
@@ -68,6 +135,7 @@ interface RuleRow {
   scope: RoutingRule['scope'];
   scope_id: string | null;
   priority: number;
+  query: Record<string, unknown> | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -106,9 +174,9 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
   }
 
   /** PUT: replaces every field. */
-  async update(id: string, body: unknown): Promise<Record<string, unknown>> {
+  async update(id: string, body: unknown, _actor?: Actor, opts?: UpdateOptions): Promise<Record<string, unknown>> {
     checkPathParam(id, 'id');
-    return this.replaceRow(id, await this.parse(body), (tx, input) => this.checkScope(tx, input));
+    return this.replaceRow(id, await this.parse(body), (tx, input) => this.checkScope(tx, input), opts);
   }
 
   /**
@@ -140,12 +208,14 @@ export class RoutingRuleService extends GovernanceTable<RuleRow, RoutingRuleInpu
   private async parse(body: unknown): Promise<RoutingRuleInput> {
     const input = parseBody(RoutingRuleInput, body);
     const { compileCondition } = await loadCel();
-    const compiled = compileCondition(input.condition);
+    const compiled = compileCondition(input.cel_expression);
     if (!compiled.ok) {
-      const message = compiled.error.startsWith('condition:') ? compiled.error : `condition: ${compiled.error}`;
-      throw new StateError('invalid', message, 'condition');
+      const error = compiled.error.replace(/^condition:\s*/, '');
+      throw new StateError('invalid', `cel_expression: ${error}`, 'cel_expression');
     }
-    for (const [i, t] of input.targets.entries()) this.checkProvider(t.provider, `targets[${i}].provider`);
+    for (const [i, t] of input.targets.entries()) {
+      if (t.provider !== undefined) this.checkProvider(t.provider, `targets[${i}].provider`);
+    }
     for (const [i, f] of input.fallbacks.entries()) this.checkProvider(f.split('/')[0] ?? '', `fallbacks[${i}]`);
     return input;
   }
@@ -200,20 +270,22 @@ const COLUMNS = [
   'scope',
   'scope_id',
   'priority',
+  'query',
 ];
 
-/** Query parameters $2..$10. */
+/** Query parameters $2..$11. */
 function columns(r: RoutingRuleInput): unknown[] {
   return [
     r.name,
     r.description,
     r.enabled,
-    r.condition,
+    r.cel_expression,
     JSON.stringify(r.targets),
     JSON.stringify(r.fallbacks),
     r.scope,
     r.scope === 'global' ? null : (r.scope_id ?? null),
     r.priority,
+    r.query === null ? null : JSON.stringify(r.query),
   ];
 }
 
@@ -223,12 +295,15 @@ function ruleView(r: RuleRow): Record<string, unknown> {
     name: r.name,
     description: r.description,
     enabled: r.enabled,
+    cel_expression: r.condition,
+    /** The old name, kept in answers for clients of the earlier shape. */
     condition: r.condition,
     targets: r.targets,
     fallbacks: r.fallbacks,
     scope: r.scope,
     scope_id: r.scope_id,
     priority: r.priority,
+    query: r.query ?? null,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };

@@ -7,6 +7,7 @@ import type { ChangeEvent } from '../../events.ts';
 import { newId, stableId } from '../../ids.ts';
 import type { Actor, ProviderCatalog } from '../catalog.ts';
 import { checkPathParam } from '../input.ts';
+import { checkUnchanged, type UpdateOptions } from '../partial.ts';
 import { type BudgetUsageFn, budgetDetail, budgetSummary } from './budgets.ts';
 import { type VirtualKeyInput, validateVirtualKey } from './validate.ts';
 import {
@@ -84,13 +85,13 @@ export class VirtualKeyService {
   }
 
   /** Replaces the editable fields, provider configs and budgets; the value cannot change. */
-  async update(id: string, body: unknown, actor: Actor): Promise<Record<string, unknown>> {
-    await this.replace(id, body, actor);
+  async update(id: string, body: unknown, actor: Actor, opts?: UpdateOptions): Promise<Record<string, unknown>> {
+    await this.replace(id, body, actor, opts);
     return this.get(id);
   }
 
   /** update() without reading the key back (the operator's write path). */
-  async replace(id: string, body: unknown, actor: Actor): Promise<void> {
+  async replace(id: string, body: unknown, actor: Actor, opts?: UpdateOptions): Promise<void> {
     checkPathParam(id, 'id');
     const input = this.parse(body, 'update');
     if (input.id !== undefined && input.id !== id) {
@@ -100,6 +101,7 @@ export class VirtualKeyService {
       const { keys } = await readVirtualKeyRows(tx, id, true);
       const row = keys[0];
       if (!row) throw notFound(id);
+      checkUnchanged(row.updated_at, opts);
       checkOwner(row, actor);
       await checkReferences(tx, input);
       const existing = await readExistingChildren(tx, id);

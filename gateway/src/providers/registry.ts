@@ -8,6 +8,7 @@ import { createCohereProvider } from './cohere/index.ts';
 import { createGeminiProvider } from './gemini/index.ts';
 import { createOpenAIProvider } from './openai/index.ts';
 import { createOpenAICompatProvider, OPENAI_COMPAT_PROVIDER_NAMES } from './openai-compat/index.ts';
+import { createReplicateProvider } from './replicate/index.ts';
 import type { ProviderAdapter } from './types.ts';
 import { createVertexProvider } from './vertex/index.ts';
 
@@ -26,6 +27,7 @@ const ENTRIES: Record<string, Entry> = {
   gemini: { create: () => createGeminiProvider('gemini'), needs: 'value' },
   vertex: { create: () => createVertexProvider('vertex'), needs: 'vertex' },
   cohere: { create: () => createCohereProvider('cohere'), needs: 'value' },
+  replicate: { create: () => createReplicateProvider('replicate'), needs: 'value' },
 };
 for (const name of OPENAI_COMPAT_PROVIDER_NAMES) {
   // Local servers (ollama) run without a key.

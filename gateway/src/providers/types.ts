@@ -15,6 +15,13 @@ import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/c
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
 import type { FileDeleted, FileList, FileListQuery, FileObject, FileUpload } from '../schemas/files.ts';
+import type {
+  ImageEditRequest,
+  ImageGenerationRequest,
+  ImageStreamEvent,
+  ImagesResponse,
+  ImageVariationRequest,
+} from '../schemas/images.ts';
 import type { ModelInfo } from '../schemas/models.ts';
 import type { OcrRequest, OcrResponse } from '../schemas/ocr.ts';
 import type { RerankRequest, RerankResponse } from '../schemas/rerank.ts';
@@ -45,7 +52,12 @@ export type Operation =
   | 'transcription_stream'
   | 'translation'
   | 'rerank'
-  | 'ocr';
+  | 'ocr'
+  | 'image_generation'
+  | 'image_generation_stream'
+  | 'image_edit'
+  | 'image_edit_stream'
+  | 'image_variation';
 
 /** A provider key as the engine hands it to a provider: secret values resolved. Never log this object. */
 export interface ProviderKey {
@@ -153,6 +165,11 @@ export interface ProviderAdapter {
   translation?(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
   rerank?(req: RerankRequest, ctx: CallContext): Promise<RerankResponse>;
   ocr?(req: OcrRequest, ctx: CallContext): Promise<OcrResponse>;
+  imageGeneration?(req: ImageGenerationRequest, ctx: CallContext): Promise<ImagesResponse>;
+  imageGenerationStream?(req: ImageGenerationRequest, ctx: CallContext): Promise<AsyncIterable<ImageStreamEvent>>;
+  imageEdit?(req: ImageEditRequest, ctx: CallContext): Promise<ImagesResponse>;
+  imageEditStream?(req: ImageEditRequest, ctx: CallContext): Promise<AsyncIterable<ImageStreamEvent>>;
+  imageVariation?(req: ImageVariationRequest, ctx: CallContext): Promise<ImagesResponse>;
   /** Same-format pass-through for the inbound wire formats this provider's API speaks (see NativeOperation). */
   native?: NativeCalls;
   /** Video generation jobs (OpenAI's `/v1/videos` shape); ids here are the provider's own. */

@@ -15,6 +15,8 @@ const DEPLOYMENT_PATHS: Partial<Record<OpenAIRoute, string>> = {
   speech: '/audio/speech',
   transcriptions: '/audio/transcriptions',
   translations: '/audio/translations',
+  image_generations: '/images/generations',
+  image_edits: '/images/edits',
 };
 
 /** Routes of the versionless v1 API (GA since 2025); Responses exists only there. */

@@ -8,8 +8,10 @@ import { azureVideos } from './videos.ts';
 
 export { AZURE_DEFAULT_API_VERSION, azureDeployment, azureEndpoint } from './endpoints.ts';
 
-/** OpenAI's operations but token counting: Azure has no `/responses/input_tokens` route. */
-export const AZURE_OPERATIONS: readonly Operation[] = OPENAI_OPERATIONS.filter((op) => op !== 'count_tokens');
+/** OpenAI's operations but token counting and image variations: Azure has neither route. */
+export const AZURE_OPERATIONS: readonly Operation[] = OPENAI_OPERATIONS.filter(
+  (op) => op !== 'count_tokens' && op !== 'image_variation',
+);
 
 export function createAzureProvider(): ProviderAdapter {
   return {

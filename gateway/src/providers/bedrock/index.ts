@@ -19,6 +19,7 @@ import {
   titanBody,
   toEmbeddingResponse,
 } from './embeddings.ts';
+import { bedrockImages } from './images.ts';
 import { createBedrockNativeCalls } from './native.ts';
 import { bedrockRerank } from './rerank.ts';
 import { bedrockModelId, createBedrockPost } from './signing.ts';
@@ -56,6 +57,7 @@ export function createBedrockProvider(name = 'bedrock'): ProviderAdapter {
     name,
 
     rerank: bedrockRerank(credentials),
+    ...bedrockImages(post),
 
     native: createBedrockNativeCalls(post),
 

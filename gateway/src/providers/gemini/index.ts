@@ -12,6 +12,7 @@ import {
   toModelInfos,
 } from './embeddings.ts';
 import { sendGoogleJson } from './errors.ts';
+import { googleImages } from './images.ts';
 import { geminiNativeCalls } from './native.ts';
 import { googleSpeech } from './speech.ts';
 import { geminiVideos } from './videos.ts';
@@ -36,7 +37,7 @@ export function geminiModelPath(model: string): string {
 export function geminiUrl(
   baseUrl: string,
   model: string,
-  method: GoogleMethod | 'batchEmbedContents' | 'embedContent',
+  method: GoogleMethod | 'batchEmbedContents' | 'embedContent' | 'predict',
 ): string {
   const url = joinUrl(baseUrl, `/v1beta/${geminiModelPath(model)}:${method}`);
   return method === 'streamGenerateContent' ? `${url}?alt=sse` : url;
@@ -64,6 +65,11 @@ export function createGeminiProvider(name: string): ProviderAdapter {
       modelPath: geminiModelPath,
     }),
     videos: geminiVideos(base, auth),
+    ...googleImages({
+      model: (ctx) => ctx.model,
+      url: (ctx, model, method) => geminiUrl(base(ctx), model, method),
+      auth: async (ctx) => auth(ctx),
+    }),
 
     async embeddings(req, ctx) {
       const body = toBatchEmbedRequest(req, geminiModelPath(ctx.model));

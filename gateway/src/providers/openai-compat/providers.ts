@@ -46,20 +46,21 @@ export const OPENAI_COMPAT_PROVIDERS = {
     auth: BEARER,
     operations: [...CHAT, ...COMPLETIONS, ...RESPONSES, 'embeddings', 'list_models'],
   },
-  // text completions are deprecated at xAI; Responses is its recommended API
+  // text completions are deprecated at xAI; Responses is its recommended API; image generations (grok-2-image)
   xai: {
     baseUrl: 'https://api.x.ai',
     version: '/v1',
     auth: BEARER,
-    operations: [...CHAT, ...RESPONSES, 'list_models'],
+    operations: [...CHAT, ...RESPONSES, 'list_models', 'image_generation'],
   },
   // documented root is https://api.deepseek.com (no version segment); its completions are a beta FIM endpoint
   deepseek: { baseUrl: 'https://api.deepseek.com', version: '', auth: BEARER, operations: [...CHAT, 'list_models'] },
+  // image generations (FLUX and others) on OpenAI's path and shape
   together: {
     baseUrl: 'https://api.together.xyz',
     version: '/v1',
     auth: BEARER,
-    operations: [...CHAT, ...COMPLETIONS, 'embeddings', 'list_models'],
+    operations: [...CHAT, ...COMPLETIONS, 'embeddings', 'list_models', 'image_generation'],
   },
   fireworks: {
     baseUrl: 'https://api.fireworks.ai/inference',

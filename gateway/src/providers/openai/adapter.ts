@@ -6,6 +6,7 @@ import { chat, chatStream } from './chat.ts';
 import { textCompletion, textCompletionStream } from './completions.ts';
 import { countTokens } from './count-tokens.ts';
 import { embeddings } from './embeddings.ts';
+import { imageEdit, imageEditStream, imageGeneration, imageGenerationStream, imageVariation } from './images.ts';
 import type { OpenAIStyleEndpoints } from './endpoints.ts';
 import { listModels } from './models.ts';
 import { responses, responsesStream } from './responses.ts';
@@ -31,5 +32,10 @@ export function createOpenAIStyleAdapter(
   if (has.has('transcription')) a.transcription = (req, ctx) => transcribe(ep, 'transcriptions', req, ctx);
   if (has.has('transcription_stream')) a.transcriptionStream = (req, ctx) => transcriptionStream(ep, req, ctx);
   if (has.has('translation')) a.translation = (req, ctx) => transcribe(ep, 'translations', req, ctx);
+  if (has.has('image_generation')) a.imageGeneration = (req, ctx) => imageGeneration(ep, req, ctx);
+  if (has.has('image_generation_stream')) a.imageGenerationStream = (req, ctx) => imageGenerationStream(ep, req, ctx);
+  if (has.has('image_edit')) a.imageEdit = (req, ctx) => imageEdit(ep, req, ctx);
+  if (has.has('image_edit_stream')) a.imageEditStream = (req, ctx) => imageEditStream(ep, req, ctx);
+  if (has.has('image_variation')) a.imageVariation = (req, ctx) => imageVariation(ep, req, ctx);
   return a;
 }

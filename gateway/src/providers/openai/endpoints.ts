@@ -11,7 +11,10 @@ export type OpenAIRoute =
   | 'models'
   | 'speech'
   | 'transcriptions'
-  | 'translations';
+  | 'translations'
+  | 'image_generations'
+  | 'image_edits'
+  | 'image_variations';
 
 /** What a URL may depend on; `model` is absent when listing models. */
 export type RouteContext = Pick<CallContext, 'key' | 'network'> & { model?: string };
@@ -44,6 +47,9 @@ export const OPENAI_PATHS: Readonly<Record<OpenAIRoute, string>> = {
   speech: '/audio/speech',
   transcriptions: '/audio/transcriptions',
   translations: '/audio/translations',
+  image_generations: '/images/generations',
+  image_edits: '/images/edits',
+  image_variations: '/images/variations',
 };
 
 /**

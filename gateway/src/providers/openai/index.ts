@@ -24,6 +24,11 @@ export const OPENAI_OPERATIONS: readonly Operation[] = [
   'transcription',
   'transcription_stream',
   'translation',
+  'image_generation',
+  'image_generation_stream',
+  'image_edit',
+  'image_edit_stream',
+  'image_variation',
 ];
 
 const endpoints = rootedEndpoints(OPENAI_DEFAULT_BASE_URL, '/v1', BEARER);

@@ -2,6 +2,7 @@
 // authenticated with a Google OAuth token (auth.ts). Anthropic and other partner models on Vertex are not served here.
 import { createGoogleChat, type GoogleMethod } from '../gemini/adapter.ts';
 import { sendGoogleJson } from '../gemini/errors.ts';
+import { googleImages } from '../gemini/images.ts';
 import { googleSpeech } from '../gemini/speech.ts';
 import { joinUrl } from '../shared/http.ts';
 import { pathSegment, pathSegments } from '../shared/url.ts';
@@ -85,5 +86,6 @@ export function createVertexProvider(name: string): ProviderAdapter {
     },
 
     videos: vertexVideos(vertexUrl, vertexModel, auth),
+    ...googleImages({ model: vertexModel, url: vertexUrl, auth }),
   };
 }

@@ -8,6 +8,7 @@ import { registerInferenceRoute } from '../inference-route.ts';
 import { registerBatchRoutes } from './batches.ts';
 import { registerFileRoutes } from './files.ts';
 import { registerAudioRoutes, registerRerankOcrRoutes } from './audio.ts';
+import { registerImageRoutes } from './images.ts';
 import { registerToolExecuteRoute } from './mcp-execute.ts';
 import { registerModelsRoute } from './models.ts';
 import { registerRealtimeRoutes } from './realtime.ts';
@@ -29,6 +30,7 @@ export function registerOpenAIOperations(app: FastifyInstance, rt: Runtime, ops:
   registerInferenceRoute(app, rt, '/responses', ops.responses);
   registerInferenceRoute(app, rt, '/count_tokens', ops.countTokens);
   registerAudioRoutes(app, rt, ops.chat.format);
+  registerImageRoutes(app, rt, ops.chat.format);
   registerVideoRoutes(app, rt, ops.chat.format);
   registerFileRoutes(app, rt);
   registerBatchRoutes(app, rt);

@@ -1,7 +1,7 @@
 // Audio through a real gateway with the official openai SDK: speech (bytes streamed as they arrive, formats, SSE),
 // transcriptions in every response_format and streamed, translations; OpenAI, Groq and Mistral's Voxtral against
 // fakes in their wire formats, Gemini TTS (PCM, as wav or pcm); bad input refused before anything is sent upstream.
-import { toFile } from 'openai';
+import { AzureOpenAI, toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createGeminiAudioFake, fakePcm } from '../fakes/gemini-audio.ts';
 import {
@@ -225,6 +225,25 @@ describe('transcriptions', () => {
     expect(azure.last().headers['api-key']).toBe('azure-audio-key');
     const speech = await env.client.audio.speech.create({ model: 'azure/tts-1', input: 'hi', voice: 'alloy' });
     expect(Buffer.from(await speech.arrayBuffer())).toEqual(fakeSpeech('hi', 'mp3'));
+    expect(azure.last().path).toBe('/openai/deployments/tts-deploy/audio/speech');
+  });
+
+  it('takes the AzureOpenAI client at /compat-a deployment paths (the deployment names the model)', async () => {
+    const client = (deployment: string) =>
+      new AzureOpenAI({
+        endpoint: `${env.gw.url}/compat-a`,
+        apiKey: INFERENCE_TOKEN,
+        apiVersion: '2024-10-21',
+        deployment,
+        maxRetries: 0,
+      });
+    const data = await client('whisper-1').audio.transcriptions.create({ model: '', file: await wav() });
+    expect(data.text).toBe(fakeTranscript('whisper-deploy', AUDIO.length));
+    expect(extraFields(data)).toMatchObject({ provider: 'azure', original_model_requested: 'whisper-1' });
+    const translated = await client('whisper-1').audio.translations.create({ model: '', file: await wav() });
+    expect(translated.text).toBe(fakeTranscript('whisper-deploy', AUDIO.length, true));
+    const speech = await client('tts-1').audio.speech.create({ model: '', input: 'hey', voice: 'alloy' });
+    expect(Buffer.from(await speech.arrayBuffer())).toEqual(fakeSpeech('hey', 'mp3'));
     expect(azure.last().path).toBe('/openai/deployments/tts-deploy/audio/speech');
   });
 

@@ -3,9 +3,11 @@
 // the model and a bare name goes to `azure`.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { audioOperations } from '../formats/openai/audio.ts';
 import { openaiFormat } from '../formats/openai/format.ts';
 import { openaiOperations } from '../formats/openai/operations.ts';
 import type { Decoded, FormatOperation, RequestParts } from '../formats/types.ts';
+import { Form } from '../http/multipart.ts';
 import type { Runtime } from '../runtime.ts';
 import { registerInferenceRoute } from './inference-route.ts';
 import { registerOpenAIOperations } from './v1/index.ts';
@@ -13,6 +15,7 @@ import { registerModelsRoute } from './v1/models.ts';
 import { registerRealtimeRoutes } from './v1/realtime.ts';
 
 const ops = openaiOperations(openaiFormat);
+const audio = audioOperations(openaiFormat);
 
 /** The routes of an OpenAI-format mount, relative to it: `/v1/...` and the Azure deployment paths. */
 export function registerCompatRoutes(app: FastifyInstance, rt: Runtime): void {
@@ -30,6 +33,14 @@ export function registerCompatRoutes(app: FastifyInstance, rt: Runtime): void {
       registerInferenceRoute(azure, rt, '/completions', deployment(ops.completions, 'AzureTextCompletion'));
       registerInferenceRoute(azure, rt, '/embeddings', deployment(ops.embeddings, 'AzureEmbedding'));
       registerInferenceRoute(azure, rt, '/responses', deployment(ops.responses, 'AzureResponse'));
+      registerInferenceRoute(azure, rt, '/audio/speech', deployment(audio.speech, 'AzureSpeech'));
+      registerInferenceRoute(
+        azure,
+        rt,
+        '/audio/transcriptions',
+        deployment(audio.transcriptions, 'AzureTranscription'),
+      );
+      registerInferenceRoute(azure, rt, '/audio/translations', deployment(audio.translations, 'AzureTranslation'));
     },
     { prefix: '/openai/deployments/:deployment' },
   );
@@ -52,8 +63,12 @@ function deployment<Req extends { model: string }, Res, Chunk>(
     decode(parts: RequestParts): Decoded<Req> {
       const name = parts.params['deployment'] ?? '';
       const body = parts.body;
-      // Azure's clients may leave `model` out: the deployment names it.
-      const withModel = body && typeof body === 'object' && !Array.isArray(body) ? { ...body, model: name } : body;
+      // Azure's clients may leave `model` out: the deployment names it (in a form too: audio uploads).
+      if (body instanceof Form) body.fields.set('model', [name]);
+      const withModel =
+        body && typeof body === 'object' && !Array.isArray(body) && !(body instanceof Form)
+          ? { ...body, model: name }
+          : body;
       const d = op.decode({ ...parts, body: withModel });
       return { ...d, model: name, defaultProvider: 'azure' };
     },

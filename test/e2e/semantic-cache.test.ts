@@ -169,6 +169,23 @@ describe('exact layer', () => {
     await new Promise((r) => setTimeout(r, 1_200));
     expect((await ask(a, 'short lived', { ...h, 'x-gateway-cache-key': k3 })).debug['cache_hit']).toBe(false);
   });
+  it('still applies the key’s allow-list: a key that lost the model gets its refusal, not the stored answer', async () => {
+    const key = await createVk(env.gw, { provider_configs: [pc('openai', { allowed_models: ['gpt-4o-mini'] })] });
+    const client = sdk(env.gw, key.value);
+    const h = { 'x-gateway-cache-key': freshKey(), 'x-gateway-cache-type': 'direct' };
+    await ask(client, 'allowed once', h);
+    await flush();
+    expect((await ask(client, 'allowed once', h)).debug['cache_hit']).toBe(true);
+    const view = await adminJson(env.gw, `${VK}/${key.id}`);
+    await adminJson(env.gw, `${VK}/${key.id}`, 'PUT', {
+      ...view,
+      provider_configs: [pc('openai', { allowed_models: ['gpt-4.1'] })],
+    });
+    const err = await ask(client, 'allowed once', h).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
+    expect(chats()).toHaveLength(1);
+  });
 });
 
 describe('semantic layer', () => {

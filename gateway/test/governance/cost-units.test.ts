@@ -105,3 +105,12 @@ describe('imagePrice', () => {
     expect(imagePrice(price({}), '1024x1024', 'hd', 'reserve')).toBeUndefined();
   });
 });
+
+describe('quality synonyms', () => {
+  it('reads hd or high as premium for a model whose tiers are standard and premium', () => {
+    const titan = table('bedrock', 'amazon.titan-image-generator-v2:0');
+    expect(imagePrice(titan, '1024x1024', 'hd', 'charge')).toBe(0.012);
+    expect(imagePrice(titan, '512x512', 'high', 'reserve')).toBe(0.01);
+    expect(imagePrice(table('openai', 'dall-e-3'), '1024x1024', 'premium', 'charge')).toBe(0.08);
+  });
+});

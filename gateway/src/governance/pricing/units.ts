@@ -26,6 +26,13 @@ export type UnitMode = 'charge' | 'reserve';
 /** Quality words of the image APIs; anything else in a variant key is a size. */
 const QUALITIES = new Set(['standard', 'premium', 'hd', 'low', 'medium', 'high', 'auto']);
 
+/** The top tier under the names different image APIs give it. */
+const SYNONYMS: Readonly<Record<string, string>> = { hd: 'premium', high: 'premium', premium: 'hd' };
+
+function hasQuality(variants: Readonly<Record<string, number>>, quality: string): boolean {
+  return Object.keys(variants).some((k) => k === quality || k.startsWith(`${quality}/`));
+}
+
 /** Lower-cased, with `auto` meaning "not said". */
 function known(v: string | undefined): string | undefined {
   const s = v?.trim().toLowerCase();
@@ -40,8 +47,10 @@ export function imagePrice(
   mode: UnitMode,
 ): number | undefined {
   const s = known(size);
-  const q = known(quality);
+  const said = known(quality);
   const variants = price.image_variants ?? {};
+  // A quality word of another API (`hd` asked of a model whose tiers are standard/premium) reads as its synonym.
+  const q = said && !hasQuality(variants, said) ? (SYNONYMS[said] ?? said) : said;
   const at = (key: string): number | undefined => (Object.hasOwn(variants, key) ? variants[key] : undefined);
   const exact = s && q ? (at(`${q}/${s}`) ?? at(s) ?? at(q)) : undefined;
   if (exact !== undefined) return exact;

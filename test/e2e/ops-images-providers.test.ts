@@ -66,6 +66,9 @@ const env = useProviderGateway({
 const PNG = fakeImage('source');
 const png = (name = 'source.png') => toFile(PNG, name, { type: 'image/png' });
 const b64 = (what: string) => fakeImage(what).toString('base64');
+/** The `input` of the replicate fake's i-th request. */
+const inputOf = (i: number) =>
+  (replicate.requests[i]?.json as { input?: Record<string, unknown> } | undefined)?.input ?? {};
 
 describe('gemini and vertex', () => {
   it('generates with Imagen through :predict, the size as an aspect ratio, billed per image', async () => {
@@ -264,7 +267,7 @@ describe('replicate', () => {
       image: await png(),
       prompt: 'red',
     });
-    const input = (replicate.requests[0]?.json as { input: Record<string, unknown> }).input;
+    const input = inputOf(0);
     expect(input).toEqual({ prompt: 'red', input_image: `data:image/png;base64,${PNG.toString('base64')}` });
     replicate.reset();
     await env.client.images.edit({
@@ -273,7 +276,7 @@ describe('replicate', () => {
       mask: await png('m.png'),
       prompt: 'a door',
     });
-    const fill = (replicate.requests[0]?.json as { input: Record<string, unknown> }).input;
+    const fill = inputOf(0);
     expect(Object.keys(fill).sort()).toEqual(['image', 'mask', 'prompt']);
   });
 });

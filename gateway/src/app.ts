@@ -14,6 +14,7 @@ import { installWebSocket, REALTIME_KEY_SUBPROTOCOL } from './realtime/websocket
 import { registerCacheRoutes } from './routes/api/cache.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
 import { registerGovernanceCrudRoutes } from './routes/api/governance/crud.ts';
+import { registerModelLimitRoutes } from './routes/api/governance/model-limits.ts';
 import { registerQuotaRoute } from './routes/api/governance/quota.ts';
 import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts';
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
@@ -131,6 +132,7 @@ export function buildApp(rt: Runtime): App {
     registerCacheRoutes(f, rt);
     registerVirtualKeyRoutes(f, rt);
     registerGovernanceCrudRoutes(f, rt);
+    registerModelLimitRoutes(f, rt);
     registerRateLimitRoutes(f, rt);
     registerMcpClientRoutes(f, rt);
     registerOAuthRoutes(f, rt);

@@ -8,7 +8,8 @@ import {
   reservationNano,
   usageTokens,
 } from '../governance/cost.ts';
-import { type LimitPlan, type Owners, planLimits } from '../governance/limits.ts';
+import { type LimitPlan, modelOwners, type Owners, planLimits, scopeLabel } from '../governance/limits.ts';
+import type { ModelLimits } from '../governance/model.ts';
 import type { PriceLookup } from '../governance/pricing/index.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
@@ -47,6 +48,8 @@ export class BudgetGuard {
   private readonly rt: Runtime;
   private readonly requestId: string;
   private readonly owners: Owners;
+  /** Budgets and rate limits by model and provider, as of the request's start. */
+  private readonly modelLimits: ModelLimits;
   private readonly body: unknown;
   private held: Held | undefined;
   private requestCounted = false;
@@ -55,19 +58,25 @@ export class BudgetGuard {
   headers: RateHeaders | undefined;
   /** The units the request is estimated to be billed by (OperationSpec.estimateUnits), reserved beside tokens. */
   units: BilledUnits | undefined;
+  /** Reserved at least this much, so a spent budget refuses a request priced later (a batch, charged at results). */
+  minReservationNano = 0;
 
   /** `countsRequest: false`: the request limits were already counted (a realtime session's later responses). */
   constructor(rt: Runtime, requestId: string, owners: Owners, body: unknown, countsRequest = true) {
     this.rt = rt;
     this.requestId = requestId;
     this.owners = owners;
+    this.modelLimits = rt.state.snapshot.governance.modelLimits;
     this.body = body;
     this.requestCounted = !countsRequest;
   }
 
-  /** True when nothing can apply (no virtual key, team or customer): the request skips the coordinator. */
+  /**
+   * True when nothing can apply (no virtual key, and no model config or provider has a limit): the request skips
+   * the coordinator.
+   */
   get idle(): boolean {
-    return !this.owners.vk;
+    return !this.owners.vk && !this.modelLimits.any;
   }
 
   /** Reserves before calling `cand`; throws 429 `rate_limited` or 402 `budget_exceeded` and holds nothing. */
@@ -79,14 +88,16 @@ export class BudgetGuard {
       virtualKeyId: this.owners.vk?.id,
     });
     this.inputTokens ??= estimateInputTokens(this.body);
-    const amountNano = price
+    const estimated = price
       ? reservationNano(price.price, {
           inputTokens: this.inputTokens,
           maxOutputTokens: requestMaxOutputTokens(this.body, price.price),
           units: this.units,
         })
       : 0;
-    const plan = planLimits(this.owners, cand.providerConfig, now, amountNano, !this.requestCounted);
+    const amountNano = Math.max(estimated, this.minReservationNano);
+    const byModel = modelOwners(this.modelLimits, cand.provider, cand.model);
+    const plan = planLimits(this.owners, cand.providerConfig, now, amountNano, !this.requestCounted, byModel);
     if (plan.rates.length === 0 && plan.budgets.length === 0) {
       this.held = { cand, plan, price, amountNano };
       return;
@@ -110,7 +121,7 @@ export class BudgetGuard {
         this.rt.metrics.denials.inc({ reason: 'rate_limit' });
         throw new GatewayError(
           'rate_limited',
-          `${check.kind === 'req' ? 'request' : 'token'} rate limit of ${check.scope} ${check.id} reached (${res.current}/${res.limit}); retry in ${retryAfter} s`,
+          `${check.kind === 'req' ? 'request' : 'token'} rate limit of ${scopeLabel(check.scope, check.id, this.modelLimits)} reached (${res.current}/${res.limit}); retry in ${retryAfter} s`,
           {
             headers: {
               'retry-after': String(retryAfter),

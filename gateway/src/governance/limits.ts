@@ -1,13 +1,52 @@
 // Which rate limits and budgets apply to one candidate of a request, with their current windows and
 // periods: pure, over the read model. The counters (state/governance) enforce them atomically.
 import type { BudgetCheck, RateCheck } from '../state/governance/counters.ts';
-import type { Budget, Customer, ProviderConfig, RateLimit, Team, VirtualKey } from './model.ts';
+import type {
+  Budget,
+  Customer,
+  ModelConfig,
+  ModelLimits,
+  ProviderConfig,
+  ProviderGovernance,
+  RateLimit,
+  Team,
+  VirtualKey,
+} from './model.ts';
 import { currentPeriod, parseResetDuration, periodOf } from './periods.ts';
 
 export interface Owners {
   vk: VirtualKey | undefined;
   team: Team | undefined;
   customer: Customer | undefined;
+}
+
+/** The model configs and the provider governance that apply to one candidate, whoever sends the request. */
+export interface ModelOwners {
+  modelConfigs: ModelConfig[];
+  provider: ProviderGovernance | undefined;
+}
+
+/**
+ * What applies to `<provider>/<model>`: the model's config on that provider and its config for every provider
+ * (both, when both exist: each is its own limit), and the provider's governance. Undefined when nothing does.
+ */
+export function modelOwners(limits: ModelLimits, provider: string, model: string): ModelOwners | undefined {
+  if (!limits.any) return undefined;
+  const modelConfigs: ModelConfig[] = [];
+  const own = limits.modelConfigs.get(`${provider}/${model}`);
+  if (own) modelConfigs.push(own);
+  const any = limits.modelConfigs.get(`*/${model}`);
+  if (any) modelConfigs.push(any);
+  const p = limits.providers.get(provider);
+  return modelConfigs.length > 0 || p ? { modelConfigs, provider: p } : undefined;
+}
+
+/** How a rate-limit scope is named in errors: `model config openai/gpt-4o` rather than the config's id. */
+export function scopeLabel(scope: string, id: string, limits: ModelLimits): string {
+  if (scope === 'model') {
+    for (const [key, c] of limits.modelConfigs) if (c.id === id) return `model config ${key}`;
+  }
+  return `${scope} ${id}`;
 }
 
 export interface LimitPlan {
@@ -29,7 +68,8 @@ export function applicableBudgets(owners: Owners, pc: ProviderConfig | undefined
 
 /**
  * The limits of one candidate. Request counts of the key, team and customer are taken once per request
- * (`countRequest` on the first candidate); the provider config's on every candidate that uses it.
+ * (`countRequest` on the first candidate); the provider config's, the model configs' and the provider's on every
+ * candidate that uses them.
  */
 export function planLimits(
   owners: Owners,
@@ -37,6 +77,7 @@ export function planLimits(
   nowMs: number,
   amountNano: number,
   countRequest: boolean,
+  byModel?: ModelOwners,
 ): LimitPlan {
   const rates: RateCheck[] = [];
   const tokenRates: RateCheck[] = [];
@@ -55,7 +96,18 @@ export function planLimits(
   if (pc) add('pc', pc.id, pc.rate_limit, true);
   if (owners.team) add('team', owners.team.id, owners.team.rate_limit, countRequest);
   if (owners.customer) add('customer', owners.customer.id, owners.customer.rate_limit, countRequest);
-  const budgets = applicableBudgets(owners, pc).map((b): BudgetCheck => {
+  const applicable = applicableBudgets(owners, pc);
+  if (byModel) {
+    for (const mc of byModel.modelConfigs) {
+      add('model', mc.id, mc.rate_limit, true);
+      applicable.push(...mc.budgets);
+    }
+    if (byModel.provider) {
+      add('provider', byModel.provider.provider, byModel.provider.rate_limit, true);
+      applicable.push(...byModel.provider.budgets);
+    }
+  }
+  const budgets = applicable.map((b): BudgetCheck => {
     const p = currentPeriod(b, nowMs);
     return { budgetId: b.id, limitNano: b.max_limit_nano, amountNano, periodStartMs: p.startMs, periodEndMs: p.endMs };
   });

@@ -88,6 +88,8 @@ const budgetFields = {
   provider_config_id: z.string().optional(),
   team_id: z.string().optional(),
   customer_id: z.string().optional(),
+  model_config_id: z.string().optional(),
+  provider: z.string().optional().describe('the provider whose governance owns the budget'),
 };
 export const BudgetSummaryView = z.strictObject(budgetFields).meta({ id: 'BudgetSummary' });
 /** A budget with its usage in the current period. */
@@ -211,9 +213,9 @@ export const RoutingRuleView = z
     scope: z.enum(['global', 'team', 'customer', 'virtual_key']),
     scope_id: z.string().nullable(),
     priority: z.int(),
+    query: z.record(z.string(), z.unknown()).nullable().describe('the dashboard’s rule tree, as sent'),
     created_at: Timestamp,
     updated_at: Timestamp,
-    query: z.record(z.string(), z.unknown()).nullable().describe('the dashboard’s rule tree, as sent'),
   })
   .meta({ id: 'RoutingRule' });
 export const RoutingRuleList = z.strictObject({ routing_rules: z.array(RoutingRuleView), ...counted });
@@ -221,11 +223,11 @@ export const RoutingRuleList = z.strictObject({ routing_rules: z.array(RoutingRu
 /** One configured rate limit with its owner and the counters of its current windows. */
 export const RateLimitEntryView = z
   .strictObject({
-    owner_kind: z.enum(['virtual_key', 'provider_config', 'team', 'customer']),
+    owner_kind: z.enum(['virtual_key', 'provider_config', 'team', 'customer', 'model_config', 'provider']),
     owner_id: z.string(),
     owner_name: z.string(),
     virtual_key_id: z.string().nullable().optional().describe('provider configs only'),
-    provider: z.string().nullable().optional().describe('provider configs only'),
+    provider: z.string().nullable().optional().describe('provider configs and model configs of one provider'),
     request_max_limit: z.number().nullable(),
     request_reset_duration: z.string().nullable(),
     request_current_usage: z.number().nullable(),
@@ -282,3 +284,50 @@ export const OpenApiView = z.looseObject({
   info: z.looseObject({ title: z.string(), version: z.string() }),
   paths: z.record(z.string(), z.unknown()),
 });
+
+/** A model config's or provider's budget, with its own calendar alignment and usage in the current period. */
+const LimitBudgetView = z.strictObject({
+  id: z.string(),
+  max_limit: z.number().describe('USD'),
+  reset_duration: z.string(),
+  calendar_aligned: z.boolean(),
+  current_usage: z.number().describe('USD spent in the current period'),
+  last_reset: Timestamp,
+  next_reset: Timestamp.nullable(),
+});
+/** A model config's or provider's rate limit, with the counters of its current windows. */
+const LimitRateView = z.strictObject({
+  request_max_limit: z.number().nullable(),
+  request_reset_duration: z.string().nullable(),
+  request_current_usage: z.number().nullable(),
+  request_reset_at: Timestamp.nullable(),
+  token_max_limit: z.number().nullable(),
+  token_reset_duration: z.string().nullable(),
+  token_current_usage: z.number().nullable(),
+  token_reset_at: Timestamp.nullable(),
+});
+export const ModelConfigView = z
+  .strictObject({
+    id: z.string(),
+    model_name: z.string(),
+    provider: z.string().optional().describe('absent: the model on every provider'),
+    budget: LimitBudgetView.optional(),
+    rate_limit: LimitRateView.optional(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'ModelConfig' });
+export const ModelConfigList = z.strictObject({ model_configs: z.array(ModelConfigView), count: z.int() });
+export const ModelConfigOne = z.strictObject({ model_config: ModelConfigView });
+export const ModelConfigChanged = z.strictObject({ message: z.string(), model_config: ModelConfigView });
+export const ProviderGovernanceView = z
+  .strictObject({
+    provider: z.string(),
+    budget: LimitBudgetView.optional(),
+    rate_limit: LimitRateView.optional(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'ProviderGovernance' });
+export const ProviderGovernanceList = z.strictObject({ providers: z.array(ProviderGovernanceView), count: z.int() });
+export const Message = z.strictObject({ message: z.string() });

@@ -16,6 +16,7 @@ import type { ProviderCatalog } from './services/catalog.ts';
 import { ClientConfigService } from './services/client-config.ts';
 import { BudgetService } from './services/governance/budgets.ts';
 import { CustomerService } from './services/governance/customers.ts';
+import { ModelConfigService, ProviderGovernanceService } from './services/governance/model-limits.ts';
 import { PricingOverrideService } from './services/governance/pricing-overrides.ts';
 import { RateLimitService } from './services/governance/rate-limits.ts';
 import { RoutingRuleService } from './services/governance/routing-rules.ts';
@@ -68,6 +69,10 @@ export interface State {
   pricingOverrides: PricingOverrideService;
   routingRules: RoutingRuleService;
   rateLimits: RateLimitService;
+  /** Budgets and rate limits per model (on one provider or all), for every request to it. */
+  modelConfigs: ModelConfigService;
+  /** Budgets and rate limits per provider, for every request to it. */
+  providerGovernance: ProviderGovernanceService;
   /** MCP clients (upstream tool servers); the gateway attaches OAuth and the SSRF guard at start. */
   mcpClients: McpClientService;
   /** Plugin settings (/api/plugins, config.json plugins[]). */
@@ -145,6 +150,15 @@ export async function openState(opts: StateOptions): Promise<State> {
   const providers = new ProviderService({ db, box, catalog, publish });
   const virtualKeys = new VirtualKeyService({ db, catalog, publish, usage });
   const mcpClients = new McpClientService({ db, box, publish });
+  const rateCounts = rateCountsFn(counters, now);
+  const limitDeps = {
+    db,
+    publish,
+    usage,
+    rateCounts,
+    hasProvider: async (name: string) =>
+      (await db.query('SELECT 1 FROM providers WHERE name = $1', [name])).rowCount > 0,
+  };
   return {
     db,
     coord,
@@ -158,7 +172,9 @@ export async function openState(opts: StateOptions): Promise<State> {
     customers: new CustomerService({ db, publish, usage }),
     pricingOverrides: new PricingOverrideService({ db, catalog, publish }),
     routingRules: new RoutingRuleService({ db, catalog, publish }),
-    rateLimits: new RateLimitService({ db, counts: rateCountsFn(counters, now) }),
+    rateLimits: new RateLimitService({ db, counts: rateCounts }),
+    modelConfigs: new ModelConfigService(limitDeps),
+    providerGovernance: new ProviderGovernanceService(limitDeps),
     mcpClients,
     plugins: new PluginService({ db, publish }),
     owned: new OwnedResources({ db, providers, virtualKeys, mcpClients }),

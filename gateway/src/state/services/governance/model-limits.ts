@@ -36,16 +36,15 @@ const RateLimitFields = z.strictObject({
 });
 type RateLimitFields = z.infer<typeof RateLimitFields>;
 
-const ModelConfigBody = z.strictObject({
+export const ModelConfigBody = z.strictObject({
   model_name: nameString(256, { trim: true }).optional(),
   /** `null` or absent on create: the model on every provider. */
   provider: nameString(64, { trim: true }).nullish(),
   budget: BudgetFields.nullish(),
   rate_limit: RateLimitFields.nullish(),
 });
-type ModelConfigBody = z.infer<typeof ModelConfigBody>;
 
-const ProviderGovernanceBody = z.strictObject({
+export const ProviderGovernanceBody = z.strictObject({
   budget: BudgetFields.nullish(),
   rate_limit: RateLimitFields.nullish(),
 });

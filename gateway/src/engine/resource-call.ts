@@ -3,7 +3,7 @@
 // (pinned, the one that created the addressed resource, or weighted), the adapter's method with retries where
 // the call is idempotent, and one request-log row. Answers are the route's business.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { WILDCARD } from '../config/allow-list.ts';
+import { allows, WILDCARD } from '../config/allow-list.ts';
 import type { Owners } from '../governance/limits.ts';
 import type { ProviderConfig } from '../governance/model.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from '../http/errors.ts';
@@ -12,7 +12,9 @@ import { ProviderError } from '../providers/errors.ts';
 import { redactError, secretsOf } from '../providers/shared/redact.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/types.ts';
 import type { Runtime } from '../runtime.ts';
+import type { Usage } from '../schemas/chat.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
+import { BudgetGuard, type RateHeaders } from './budget-guard.ts';
 import { type Attempt, attemptError, type ExecOutcome, type Pin } from './execute.ts';
 import { logRequest } from './inference.ts';
 import { backoffMs, pickWeighted } from './keys.ts';
@@ -102,6 +104,26 @@ export interface ResourceCall<T> {
   created?: ((value: T) => ResourceRef | undefined) | undefined;
   /** A model the call names (a batch's), for the log and the virtual key's allowed_models. */
   model?: string | undefined;
+  /**
+   * Admitted like an inference request before it is sent: rate limits count it, and a spent budget refuses it
+   * with 402. Nothing stays reserved: what it costs is charged later (a batch's results), if at all.
+   */
+  admit?: boolean | undefined;
+  /**
+   * The log row of a successful call is written by the route when its streamed answer ends (a batch's
+   * results, with their charge), through the function handed over here. Failures before the answer are
+   * logged at once as usual.
+   */
+  deferLog?: ((finish: (tail: LogTail) => void) => void) | undefined;
+}
+
+/** What a deferred log row adds once the answer has ended. */
+export interface LogTail {
+  costNano?: number | undefined;
+  usage?: Usage | undefined;
+  /** Set when the streamed answer failed or was cut short. */
+  error?: unknown;
+  statusCode?: number | undefined;
 }
 
 export interface ResourceResult<T> {
@@ -110,6 +132,8 @@ export interface ResourceResult<T> {
   /** `extra_fields` for the answer. */
   extra: ExtraFields;
   owners: Owners;
+  /** The tightest request rate limit, when the call was admitted under one. */
+  rateHeaders?: RateHeaders | undefined;
 }
 
 /** How long the key that created a resource is remembered (OpenAI keeps batch files 30 days; ids outlive it). */
@@ -144,7 +168,7 @@ export async function runResourceCall<T>(
   });
   const extra: ExtraFields = { provider, request_type: call.requestType };
   if (call.model) extra.original_model_requested = call.model;
-  const log = (status: number, error: unknown) =>
+  const log = (status: number, error: unknown, tail: LogTail = {}) =>
     logRequest(rt, {
       id: request.id,
       requestType: call.requestType,
@@ -153,13 +177,14 @@ export async function runResourceCall<T>(
       startedAt,
       outcome: outcome(),
       statusCode: status,
-      usage: undefined,
+      usage: tail.usage,
       error,
       prepared: undefined,
       owners,
       started: error === undefined,
-      costNano: undefined,
+      costNano: tail.costNano,
     });
+  let guard: BudgetGuard | undefined;
   try {
     const entry = rt.state.snapshot.providers.get(provider);
     if (!entry) throw new GatewayError('provider_not_configured', `provider ${provider} is not configured`);
@@ -171,6 +196,7 @@ export async function runResourceCall<T>(
       });
     }
     const pc = allowedConfig(rt, owners, provider, call.model);
+    if (call.admit) guard = await admitCall(rt, request.id, owners, provider, call.model, pc, entry.network.timeout_ms);
     const keys = await orderKeys(rt, entry, pc, pinOf(request.headers), provider, call.target);
     let value: T | undefined;
     let done = false;
@@ -201,15 +227,45 @@ export async function runResourceCall<T>(
     else if (call.target) await remember(rt, provider, call.target, key.id);
     extra['selected_key_id'] = key.id;
     extra['selected_key_name'] = key.name;
-    log(200, undefined);
-    return { value: value as T, outcome: outcome(), extra, owners };
+    if (call.deferLog) {
+      let logged = false;
+      call.deferLog((tail) => {
+        if (logged) return;
+        logged = true;
+        const env = tail.error === undefined ? undefined : toEnvelope(tail.error, request.id);
+        log(tail.statusCode ?? env?.status_code ?? 200, env?.error, tail);
+      });
+    } else log(200, undefined);
+    return { value: value as T, outcome: outcome(), extra, owners, rateHeaders: guard?.headers };
   } catch (err) {
     const env = toEnvelope(err, request.id);
     log(env.status_code, env.error);
     const last = trail.at(-1);
     if (last && last.next === undefined) last.next = 'fail';
     throw new RequestError(err, { ...extra, attempt_trail: trail, selected_key_id: key?.id ?? '' });
+  } finally {
+    await guard?.release().catch((err: unknown) => rt.logger.warn({ err: String(err) }, 'reservation not released'));
   }
+}
+
+/**
+ * Admission of a call that names no price up front: the request rate limits of the key, its provider config,
+ * team and customer count it, and each budget must have room for at least one nano-dollar (a spent budget
+ * refuses with 402). The reservation is released once the call is answered.
+ */
+async function admitCall(
+  rt: Runtime,
+  requestId: string,
+  owners: Owners,
+  provider: string,
+  model: string | undefined,
+  pc: ProviderConfig | undefined,
+  timeoutMs: number,
+): Promise<BudgetGuard> {
+  const guard = new BudgetGuard(rt, requestId, owners, {});
+  guard.minReservationNano = 1;
+  await guard.admit({ provider, model: model ?? '', ...(pc ? { providerConfig: pc } : {}) }, timeoutMs);
+  return guard;
 }
 
 /** The virtual key's config for this provider; 403 naming the rule when the key may not use it. */
@@ -229,7 +285,7 @@ function allowedConfig(
   if (!pc) throw deny('provider_configs', `no provider config for ${provider}`);
   if (pc.key_ids.length === 0) throw deny('key_ids', `key_ids of ${provider} is empty (no keys available)`);
   const bare = model?.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
-  if (bare !== undefined && !pc.allowed_models.includes(WILDCARD) && !pc.allowed_models.includes(bare)) {
+  if (bare !== undefined && !allows(pc.allowed_models, bare)) {
     throw deny('allowed_models', `model ${bare} is not in allowed_models of ${provider}`);
   }
   return pc;
@@ -292,6 +348,14 @@ async function orderKeys(
 
 async function remember(rt: Runtime, provider: string, ref: ResourceRef, keyId: string): Promise<void> {
   await rt.state.coord.set(rememberKey(provider, ref), keyId, REMEMBER_MS).catch(() => undefined);
+}
+
+/**
+ * Records that the key `keyId` created `ref` at `provider`, for resources created outside runResourceCall (a
+ * video made through the inference core): later model-less calls on it go to that key first. Best effort.
+ */
+export function rememberResourceKey(rt: Runtime, provider: string, ref: ResourceRef, keyId: string): Promise<void> {
+  return remember(rt, provider, ref, keyId);
 }
 
 /** One key: retries with backoff on network errors, timeouts and 5xx when the call may be sent again. */

@@ -149,7 +149,11 @@ export function billedOf(body: unknown): BatchResultEntry['billed'] {
 }
 
 /** JSON objects of a JSONL body as they arrive; a line longer than `maxLineBytes` fails the read. */
-export async function* jsonLines(body: AsyncIterable<Uint8Array>, maxLineBytes: number): AsyncIterable<Json> {
+export async function* jsonLines(
+  body: AsyncIterable<Uint8Array>,
+  maxLineBytes: number,
+  what = 'the batch results',
+): AsyncIterable<Json> {
   let pending = '';
   const decoder = new TextDecoder();
   const parse = (line: string): Json | undefined => {
@@ -159,9 +163,11 @@ export async function* jsonLines(body: AsyncIterable<Uint8Array>, maxLineBytes: 
     try {
       v = JSON.parse(t);
     } catch (err) {
-      throw new ProviderError('bad_response', 'a line of the batch results is not JSON', { cause: err });
+      throw new ProviderError('bad_response', `a line of ${what} is not JSON`, { cause: err });
     }
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badShape('batch result line');
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      throw new ProviderError('bad_response', `a line of ${what} is not a JSON object`);
+    }
     return v as Json; // a non-array object, checked above
   };
   for await (const chunk of body) {
@@ -174,7 +180,7 @@ export async function* jsonLines(body: AsyncIterable<Uint8Array>, maxLineBytes: 
       nl = pending.indexOf('\n');
     }
     if (pending.length > maxLineBytes) {
-      throw new ProviderError('bad_response', `a line of the batch results is longer than ${maxLineBytes} bytes`);
+      throw new ProviderError('bad_response', `a line of ${what} is longer than ${maxLineBytes} bytes`);
     }
   }
   const last = parse(pending + decoder.decode());

@@ -2,7 +2,8 @@
 // A batch is charged once, when its results are read whole: each request's usage at the provider's batch price.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ResourceCall } from '../../engine/resource-call.ts';
+import { batchRule, checkBatchInput } from '../../engine/batch-input.ts';
+import type { LogTail, ResourceCall } from '../../engine/resource-call.ts';
 import { ownersOf } from '../../engine/route-request.ts';
 import { costNano, usageTokens } from '../../governance/cost.ts';
 import type { Owners } from '../../governance/limits.ts';
@@ -11,7 +12,7 @@ import type { Principal } from '../../http/auth.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { BinaryBody } from '../../providers/shared/binary.ts';
-import type { BatchCalls, CallContext } from '../../providers/types.ts';
+import type { BatchCalls, CallContext, ProviderAdapter } from '../../providers/types.ts';
 import type { Runtime } from '../../runtime.ts';
 import { Batch, BatchCreateRequest, BatchList, type BatchResultStream } from '../../schemas/batches.ts';
 import { messageOf } from '../../util/errors.ts';
@@ -55,6 +56,7 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
         throw new RequestError(err, { request_type: 'batch_create' });
       }
       const model = body.model?.includes('/') ? body.model.slice(body.model.indexOf('/') + 1) : body.model;
+      const vk = ownersOf(rt, request.principal).vk;
       return answer(
         rt,
         request,
@@ -64,13 +66,20 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
           requestType: 'batch_create',
           label: 'batches',
           idempotent: false,
+          admit: true,
           model,
           target: body.input_file_id ? { kind: 'file', id: body.input_file_id } : undefined,
           created: (v) => ({ kind: 'batch', id: (v as Batch).id }),
-          method: call(
-            (b) => b.create,
-            (fn) => (ctx) => fn(body, ctx),
-          ),
+          method: (a) => {
+            const create = a.batches?.create;
+            if (!create) return undefined;
+            return async (ctx) => {
+              const pc = vk?.provider_configs.find((c) => c.provider === ctx.provider);
+              const rule = vk && batchRule(vk.name, pc, body);
+              if (rule) await checkBatchInput(body, rule, fileReader(a, body, ctx), ctx.network.max_response_bytes);
+              return create.call(a.batches, body, ctx);
+            };
+          },
         },
       );
     },
@@ -166,20 +175,37 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
     { config: { openapi: byId('getBatchResults', 'The results of an ended batch, one per request', undefined) } },
     (request, reply) => {
       const id = parse(BatchParams, request.params).batch_id;
+      let finish: ((tail: LogTail) => void) | undefined;
       const c: ResourceCall<BinaryBody> = {
         requestType: 'batch_results',
         label: 'batch results',
         idempotent: true,
         target: { kind: 'batch', id },
+        deferLog: (f) => {
+          finish = f;
+        },
         method: (a) => {
           const fn = a.batches?.results;
           if (!fn) return undefined;
-          return async (ctx) => resultsBody(rt, id, await fn.call(a.batches, id, ctx), ctx, request.principal);
+          return async (ctx) =>
+            resultsBody(rt, id, await fn.call(a.batches, id, ctx), ctx, request.principal, (tail) => finish?.(tail));
         },
       };
       return answer(rt, request, reply, {}, c);
     },
   );
+}
+
+/** The input file's bytes, read with the key that holds it; undefined when the provider cannot serve them. */
+function fileReader(
+  a: ProviderAdapter,
+  body: BatchCreateRequest,
+  ctx: CallContext,
+): (() => Promise<AsyncIterable<Uint8Array>>) | undefined {
+  const content = a.files?.content;
+  const id = body.input_file_id;
+  if (!content || id === undefined) return undefined;
+  return async () => (await content.call(a.files, id, ctx)).body;
 }
 
 function call<M, T>(
@@ -194,7 +220,8 @@ function call<M, T>(
 
 /**
  * The results as one JSON document streamed as the provider's lines arrive (`{object, batch_id, results: [...],
- * has_more}`); once every line has passed, the batch is charged to the caller's budgets, once.
+ * has_more}`); once every line has passed, the batch is charged to the caller's budgets, once, and the call's
+ * log row is written with what this read charged.
  */
 function resultsBody(
   rt: Runtime,
@@ -202,51 +229,84 @@ function resultsBody(
   res: BatchResultStream,
   ctx: CallContext,
   principal: Principal | null,
+  finish: (tail: LogTail) => void,
 ): BinaryBody {
   async function* bytes(): AsyncIterable<Uint8Array> {
-    yield Buffer.from(`{"object":"list","batch_id":${JSON.stringify(batchId)},"results":[`);
-    let first = true;
-    const billed: { model: string; usage: Parameters<typeof usageTokens>[0] }[] = [];
-    for await (const entry of res.entries) {
-      if (entry.billed) billed.push(entry.billed);
-      yield Buffer.from((first ? '' : ',') + JSON.stringify(entry.item));
-      first = false;
+    let ended = false;
+    try {
+      yield Buffer.from(`{"object":"list","batch_id":${JSON.stringify(batchId)},"results":[`);
+      let first = true;
+      const billed: Billed[] = [];
+      for await (const entry of res.entries) {
+        if (entry.billed) billed.push(entry.billed);
+        yield Buffer.from((first ? '' : ',') + JSON.stringify(entry.item));
+        first = false;
+      }
+      yield Buffer.from('],"has_more":false}');
+      ended = true;
+      const charged = await chargeBatch(rt, ctx.provider, batchId, billed, res.priceFactor, principal).catch(
+        (err: unknown) => {
+          rt.logger.error({ batch_id: batchId, err: messageOf(err) }, 'batch charge failed');
+          return undefined;
+        },
+      );
+      finish(charged ?? {});
+    } catch (err) {
+      finish({ error: err });
+      throw err;
+    } finally {
+      // The caller went away before the last line: nothing was charged.
+      if (!ended)
+        finish({ error: new Error('the caller closed the connection before the results ended'), statusCode: 499 });
     }
-    yield Buffer.from('],"has_more":false}');
-    await chargeBatch(rt, ctx.provider, batchId, billed, res.priceFactor, principal).catch((err: unknown) =>
-      rt.logger.error({ batch_id: batchId, err: messageOf(err) }, 'batch charge failed'),
-    );
   }
   return new BinaryBody('application/json', bytes());
 }
 
+type Billed = { model: string; usage: Parameters<typeof usageTokens>[0] };
+
+/**
+ * Charges the batch to the virtual key's budgets the first time its results are read whole; returns what this
+ * read charged (the batch price and summed tokens the first time, zero after) for the log row.
+ */
 async function chargeBatch(
   rt: Runtime,
   provider: string,
   batchId: string,
-  billed: { model: string; usage: Parameters<typeof usageTokens>[0] }[],
+  billed: Billed[],
   factor: number,
   principal: Principal | null,
-): Promise<void> {
+): Promise<LogTail> {
   const owners: Owners = ownersOf(rt, principal);
   const vk = owners.vk;
-  if (!vk) return;
   const overrides = rt.state.snapshot.governance.pricingOverrides;
   let total = 0;
+  let priced = false;
+  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   for (const b of billed) {
-    const price = rt.prices.lookup(provider, b.model, overrides, { virtualKeyId: vk.id });
-    if (price) total += Math.ceil(costNano(price.price, usageTokens(b.usage)) * factor);
+    usage.prompt_tokens += b.usage.prompt_tokens;
+    usage.completion_tokens += b.usage.completion_tokens;
+    usage.total_tokens += b.usage.total_tokens;
+    const price = rt.prices.lookup(provider, b.model, overrides, { virtualKeyId: vk?.id });
+    if (!price) continue;
+    priced = true;
+    total += Math.ceil(costNano(price.price, usageTokens(b.usage)) * factor);
   }
   const requestId = `batch:${provider}:${batchId}`;
-  if (!(await rt.state.coord.setIfAbsent(`batch-charged:${requestId}`, '1', CHARGED_MS))) return;
+  if (!(await rt.state.coord.setIfAbsent(`batch-charged:${requestId}`, '1', CHARGED_MS))) {
+    return { costNano: 0 };
+  }
+  const tail: LogTail = { costNano: priced ? total : undefined, usage };
+  if (!vk) return tail;
   const pc = vk.provider_configs.find((c) => c.provider === provider);
   const now = rt.now();
   const plan = planLimits(owners, pc, now, 0, false);
-  if (plan.budgets.length === 0) return;
+  if (plan.budgets.length === 0) return tail;
   await rt.state.counters.settle({
     requestId,
     now,
     budgets: plan.budgets.map((b) => ({ ...b, costNano: total })),
     tokens: [],
   });
+  return tail;
 }

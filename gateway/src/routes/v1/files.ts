@@ -227,6 +227,7 @@ export async function answer<T>(
   }
   const r = await runResourceCall(rt, request, chosen, c, callerGone(reply), startedAt);
   reply.header('x-gateway-request-id', request.id);
+  if (r.rateHeaders) reply.headers(r.rateHeaders);
   if (r.value instanceof BinaryBody) {
     reply.headers(r.value.headers).type(r.value.contentType);
     return reply.send(Readable.from(r.value.body, { objectMode: false }));
@@ -319,6 +320,7 @@ async function upload(rt: Runtime, request: FastifyRequest, reply: FastifyReply)
     requestType,
     label: 'file uploads',
     idempotent: false,
+    admit: true,
     created: (v) => ({ kind: 'file', id: (v as { id: string }).id }),
     method: (a) => {
       const fn = a.files?.upload;

@@ -389,10 +389,11 @@ describe('the WebRTC SDP exchange', () => {
 
   it('answers bad offers in the envelope and calls nothing', async () => {
     const auth = { authorization: `Bearer ${INFERENCE_TOKEN}` };
-    const post = (body: BodyInit, type: string, q = '?model=openai/gpt-realtime') =>
+    // Without a type, fetch sets the body's own (a form's multipart boundary).
+    const post = (body: string | FormData, type: string | undefined, q = '?model=openai/gpt-realtime') =>
       fetch(`${gw.url}/v1/realtime/calls${q}`, {
         method: 'POST',
-        headers: { ...auth, 'content-type': type },
+        headers: type === undefined ? auth : { ...auth, 'content-type': type },
         body,
       });
     const notSdp = await post('hello', 'application/sdp');
@@ -403,7 +404,7 @@ describe('the WebRTC SDP exchange', () => {
     const form = new FormData();
     form.append('sdp', OFFER);
     form.append('session', '{not json');
-    const badSession = await post(form as unknown as BodyInit, undefined as unknown as string);
+    const badSession = await post(form, undefined);
     expect([400, 415]).toContain(badSession.status);
     const json = await post('{"sdp":"v=0"}', 'application/json');
     expect(json.status).toBe(415);

@@ -1,10 +1,11 @@
 // POST /v1/rerank through a real gateway: cohere (its /v2/rerank, the call the /cohere pass-through makes) and
-// bedrock (the Agents runtime's Rerank, SigV4-signed) against fakes in their wire formats; search units reported;
+// bedrock (the Agents runtime's Rerank, SigV4-signed) and vertex (Discovery Engine ranking) against fakes in their wire formats; search units reported;
 // bad input and providers without rerank refused before anything is sent.
 import { describe, expect, it } from 'vitest';
 import { createBedrockRerankFake } from '../fakes/bedrock-rerank.ts';
 import { type CohereFake, createCohereFake } from '../fakes/cohere.ts';
 import type { FakeServer } from '../fakes/server.ts';
+import { createVertexRerankFake } from '../fakes/vertex-rerank.ts';
 import { INFERENCE_TOKEN } from '../harness/gateway.ts';
 import { adminJson, budgetsOf, createVk, logOf, pc, usd, VK, waitFor } from './governance-helpers.ts';
 import { atFake, useProviderGateway } from './providers-helpers.ts';
@@ -15,9 +16,11 @@ const SECRET_KEY = 'fake-secret-rerank-0000000000000000000000';
 
 let cohere: CohereFake;
 let bedrock: FakeServer;
+let vertex: FakeServer;
 const env = useProviderGateway({
-  fakes: () => [cohere, bedrock],
+  fakes: () => [cohere, bedrock, vertex],
   start: async () => {
+    vertex = await createVertexRerankFake('ya29.vertex-token').start();
     cohere = await createCohereFake().start();
     bedrock = await createBedrockRerankFake({ accessKey: ACCESS_KEY, secretKey: SECRET_KEY }).start();
     return {
@@ -34,6 +37,13 @@ const env = useProviderGateway({
           },
         ],
       },
+      vertex: atFake(vertex.url, {
+        id: 'vx',
+        name: 'vertex-main',
+        value: 'ya29.vertex-token',
+        models: ['*'],
+        vertex_key_config: { project_id: 'my-project', region: 'us-central1' },
+      }),
       openai: atFake(cohere.url, { id: 'oa', name: 'openai-main', value: 'sk-openai', models: ['*'] }),
     };
   },
@@ -97,6 +107,35 @@ describe('rerank', () => {
         },
       },
     });
+  });
+
+  it('ranks with vertex through the Discovery Engine ranking API', async () => {
+    const { status, json } = await rerank({
+      model: 'vertex/semantic-ranker-default@latest',
+      query: 'capital of France',
+      documents: DOCS,
+      top_n: 1,
+      return_documents: true,
+    });
+    expect(status).toBe(200);
+    expect(json['results']).toEqual([{ index: 1, relevance_score: expect.any(Number), document: { text: DOCS[1] } }]);
+    const req = vertex.last();
+    expect(req.path).toBe('/v1/projects/my-project/locations/global/rankingConfigs/default_ranking_config:rank');
+    expect(req.json).toEqual({
+      model: 'semantic-ranker-default@latest',
+      query: 'capital of France',
+      records: DOCS.map((content, i) => ({ id: String(i), content })),
+      topN: 1,
+      ignoreRecordDetailsInResponse: true,
+    });
+    vertex.reset();
+    const tooMany = await rerank({
+      model: 'vertex/semantic-ranker-default@latest',
+      query: 'q',
+      documents: Array(201).fill('d'),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(vertex.requests).toHaveLength(0);
   });
 
   it('refuses bad input and providers without rerank, sending nothing', async () => {

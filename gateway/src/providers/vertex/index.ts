@@ -8,6 +8,7 @@ import { joinUrl } from '../shared/http.ts';
 import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createTokenSource, misconfigured } from './auth.ts';
+import { vertexRerank } from './rerank.ts';
 import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
 import { vertexVideos } from './videos.ts';
 
@@ -72,6 +73,7 @@ export function createVertexProvider(name: string): ProviderAdapter {
   return {
     name,
     ...chat,
+    rerank: vertexRerank(auth),
     speech: googleSpeech({ model: vertexModel, url: (ctx, model) => vertexUrl(ctx, model, 'generateContent'), auth }),
 
     async embeddings(req, ctx) {

@@ -65,7 +65,7 @@ export class LogWriter {
   /** A write failed: chunks go to the spool, and the database is tried again from `retryAt` on. */
   private degraded = false;
   private retryAt = 0;
-  /** Rows dropped since start. */
+  /** Rows dropped since start: the queue was full, or the database refused their data (GET /api/logs/dropped). */
   dropped = 0;
 
   constructor(store: LogStore, opts: LogWriterOptions = {}) {
@@ -215,6 +215,7 @@ export class LogWriter {
   /** Rows whose data Postgres refused (counted as dropped; the rest of their batch was stored). */
   private dropRefused(rows: number | undefined): void {
     if (!rows) return;
+    this.dropped += rows;
     this.onError?.(new Error(`request log: ${rows} rows refused by the database were dropped`), rows);
     this.onDropped?.(rows);
   }

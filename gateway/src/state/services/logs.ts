@@ -1,29 +1,13 @@
 // Request logs as /api/logs reads them, and their retention. Rows are written by log-rows.ts.
 import { z } from 'zod';
-import { nameString } from '../../schemas/strings.ts';
 import type { Db } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import { timeOrderedFloor } from '../ids.ts';
 import { checkPathParam, invalidInput } from './input.ts';
+import { LogAdmin } from './log-admin.ts';
+import { checkFilterRanges, FILTER_FIELDS, filterSql, LogFilters, whereOf } from './log-filters.ts';
+import { LogHistograms } from './log-histograms.ts';
 import { copyText, type RequestLog, writeLogLines } from './log-rows.ts';
-
-/** Filters compare with stored text columns: a control character or broken Unicode could match no row. */
-const Filter = nameString(256).optional();
-
-/** The reference's comma-separated lists (`providers=openai,anthropic`); a repeated parameter is joined. */
-const List = z
-  .union([z.string(), z.array(z.string())])
-  .transform((v) =>
-    (Array.isArray(v) ? v.join(',') : v)
-      .split(',')
-      .map((x) => x.trim())
-      .filter((x) => x !== ''),
-  )
-  .pipe(z.array(nameString(256)).max(100))
-  .optional();
-
-const Bound = z.coerce.number().min(0).max(1e15).optional();
-const Time = z.iso.datetime({ offset: true, error: 'must be an RFC 3339 time, e.g. 2026-01-31T12:00:00Z' }).optional();
 
 export const SORT_KEYS = ['timestamp', 'latency', 'tokens', 'cost'] as const;
 type SortKey = (typeof SORT_KEYS)[number];
@@ -31,29 +15,7 @@ type SortKey = (typeof SORT_KEYS)[number];
 /** GET /api/logs: the reference's query parameters, plus `team_ids`, `customer_ids` and cursor pagination. */
 export const LogQuery = z
   .strictObject({
-    providers: List,
-    models: List.describe('Matches the model requested or the model the provider served'),
-    status: List.describe('success, error'),
-    objects: List.describe('Request types: chat_completion, text_completion, embedding, responses, ...'),
-    selected_key_ids: List,
-    virtual_key_ids: List,
-    team_ids: List,
-    customer_ids: List,
-    routing_rule_ids: List,
-    /** Single-value forms kept from earlier releases. */
-    provider: Filter,
-    request_type: Filter,
-    virtual_key_id: Filter,
-    start_time: Time,
-    end_time: Time,
-    min_latency: Bound.describe('milliseconds'),
-    max_latency: Bound.describe('milliseconds'),
-    min_tokens: Bound.describe('total tokens'),
-    max_tokens: Bound.describe('total tokens'),
-    min_cost: Bound.describe('USD'),
-    max_cost: Bound.describe('USD'),
-    missing_cost_only: z.enum(['true', 'false']).optional(),
-    content_search: nameString(256).optional().describe('Case-insensitive text in the logged content, error or model'),
+    ...FILTER_FIELDS,
     limit: z.coerce.number().int().min(1).max(1000).default(50),
     offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
     sort_by: z.enum(SORT_KEYS).default('timestamp'),
@@ -64,22 +26,7 @@ export const LogQuery = z
     if (q.cursor !== undefined && q.offset > 0) {
       ctx.addIssue({ code: 'custom', path: ['offset'], message: 'give offset or cursor, not both' });
     }
-    for (const [lo, hi] of [
-      ['min_latency', 'max_latency'],
-      ['min_tokens', 'max_tokens'],
-      ['min_cost', 'max_cost'],
-      ['start_time', 'end_time'],
-    ] as const) {
-      const a = q[lo];
-      const b = q[hi];
-      if (
-        a !== undefined &&
-        b !== undefined &&
-        (typeof a === 'string' ? Date.parse(a) > Date.parse(b as string) : a > (b as number))
-      ) {
-        ctx.addIssue({ code: 'custom', path: [lo], message: `must not be greater than ${hi}` });
-      }
-    }
+    checkFilterRanges(q, ctx);
   });
 export type LogQuery = z.infer<typeof LogQuery>;
 
@@ -125,64 +72,32 @@ export interface LogPage {
     total_count: number;
     next_cursor?: string;
   };
-  stats: {
-    total_requests: number;
-    total_tokens: number;
-    total_cost: number;
-    average_latency: number;
-    success_rate: number;
-  };
+  stats: LogStats;
   has_logs: boolean;
 }
 
-/** The WHERE clause of a query's filters (parameters appended to `params`). */
-function filters(q: LogQuery, params: unknown[]): string[] {
-  const where: string[] = [];
-  const add = (v: unknown) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  const anyOf = (column: string, values: readonly string[] | undefined) => {
-    if (values && values.length > 0) where.push(`${column} = ANY(${add(values)}::text[])`);
-  };
-  anyOf('provider', q.providers);
-  anyOf('status', q.status);
-  anyOf('request_type', q.objects);
-  anyOf('selected_key_id', q.selected_key_ids);
-  anyOf('virtual_key_id', q.virtual_key_ids);
-  anyOf('team_id', q.team_ids);
-  anyOf('customer_id', q.customer_ids);
-  anyOf('routing_rule_id', q.routing_rule_ids);
-  if (q.models && q.models.length > 0) {
-    const m = add(q.models);
-    where.push(`(resolved_model_used = ANY(${m}::text[]) OR original_model_requested = ANY(${m}::text[]))`);
-  }
-  if (q.provider !== undefined) where.push(`provider = ${add(q.provider)}`);
-  if (q.request_type !== undefined) where.push(`request_type = ${add(q.request_type)}`);
-  if (q.virtual_key_id !== undefined) where.push(`virtual_key_id = ${add(q.virtual_key_id)}`);
-  if (q.start_time !== undefined) where.push(`created_at >= ${add(new Date(q.start_time))}`);
-  if (q.end_time !== undefined) where.push(`created_at <= ${add(new Date(q.end_time))}`);
-  if (q.min_latency !== undefined) where.push(`latency_ms >= ${add(q.min_latency)}`);
-  if (q.max_latency !== undefined) where.push(`latency_ms <= ${add(q.max_latency)}`);
-  if (q.min_tokens !== undefined) where.push(`total_tokens >= ${add(q.min_tokens)}`);
-  if (q.max_tokens !== undefined) where.push(`total_tokens <= ${add(q.max_tokens)}`);
-  // Costs are stored in nano-dollars.
-  if (q.min_cost !== undefined) where.push(`cost_nano >= ${add(Math.ceil(q.min_cost * 1e9))}`);
-  if (q.max_cost !== undefined) where.push(`cost_nano <= ${add(Math.floor(q.max_cost * 1e9))}`);
-  if (q.missing_cost_only === 'true') where.push('cost_nano IS NULL');
-  if (q.content_search !== undefined) {
-    const p = add(`%${q.content_search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    where.push(
-      `(content::text ILIKE ${p} OR error::text ILIKE ${p} OR original_model_requested ILIKE ${p} OR resolved_model_used ILIKE ${p})`,
-    );
-  }
-  return where;
+/** Totals over the matching rows (the reference's LogStats). */
+export interface LogStats {
+  total_requests: number;
+  total_tokens: number;
+  /** USD. */
+  total_cost: number;
+  /** Milliseconds. */
+  average_latency: number;
+  /** Percent of the matching requests that succeeded. */
+  success_rate: number;
 }
 
 export class LogStore {
   private readonly db: Db;
+  /** Time-bucketed analytics over the same rows and filters. */
+  readonly histograms: LogHistograms;
+  /** Filter data, deletion and cost recalculation. */
+  readonly admin: LogAdmin;
   constructor(db: Db) {
     this.db = db;
+    this.histograms = new LogHistograms(db);
+    this.admin = new LogAdmin(db);
   }
 
   /** Writes rows (see insertLines). */
@@ -201,16 +116,9 @@ export class LogStore {
     if (!r.success) throw invalidInput(r.error);
     const q = r.data;
     const params: unknown[] = [];
-    const where = filters(q, params);
-    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const stats = await this.db.query<Record<string, string | number | null>>(
-      `SELECT count(*) AS n, COALESCE(sum(total_tokens), 0) AS tokens, COALESCE(sum(cost_nano), 0) AS cost,
-              COALESCE(avg(latency_ms), 0) AS latency, count(*) FILTER (WHERE status = 'success') AS ok
-         FROM request_logs ${w}`,
-      params,
-    );
-    const s0 = stats.rows[0] ?? {};
-    const total = Number(s0['n'] ?? 0);
+    const where = filterSql(q, params);
+    const stats = await this.statsOf(where, params);
+    const total = stats.total_requests;
 
     const sort = SORT_SQL[q.sort_by];
     const dir = q.order === 'desc' ? 'DESC' : 'ASC';
@@ -227,7 +135,7 @@ export class LogStore {
         page.push(`(${sort}, id) ${cmp} ($${pageParams.length}, ${idP})`);
       }
     }
-    const pw = page.length ? `WHERE ${page.join(' AND ')}` : '';
+    const pw = whereOf(page);
     // Ids are UUIDv7 (time-ordered): the primary key orders by time and breaks ties of the other keys.
     const order = q.sort_by === 'timestamp' ? `id ${dir}` : `${sort} ${dir}, id ${dir}`;
     const { rows } = await this.db.query(
@@ -258,14 +166,34 @@ export class LogStore {
         total_count: total,
         ...(next_cursor ? { next_cursor } : {}),
       },
-      stats: {
-        total_requests: total,
-        total_tokens: Number(s0['tokens'] ?? 0),
-        total_cost: Number(s0['cost'] ?? 0) / 1e9,
-        average_latency: Number(s0['latency'] ?? 0),
-        success_rate: total === 0 ? 0 : (Number(s0['ok'] ?? 0) / total) * 100,
-      },
+      stats,
       has_logs: hasLogs,
+    };
+  }
+
+  /** GET /api/logs/stats: the listing's stats alone, over the same filters. */
+  async stats(query: unknown): Promise<LogStats> {
+    const r = LogFilters.safeParse(query ?? {});
+    if (!r.success) throw invalidInput(r.error);
+    const params: unknown[] = [];
+    return this.statsOf(filterSql(r.data, params), params);
+  }
+
+  private async statsOf(where: readonly string[], params: readonly unknown[]): Promise<LogStats> {
+    const { rows } = await this.db.query<Record<string, string | number | null>>(
+      `SELECT count(*) AS n, COALESCE(sum(total_tokens), 0) AS tokens, COALESCE(sum(cost_nano), 0) AS cost,
+              COALESCE(avg(latency_ms), 0) AS latency, count(*) FILTER (WHERE status = 'success') AS ok
+         FROM request_logs ${whereOf(where)}`,
+      params,
+    );
+    const s0 = rows[0] ?? {};
+    const total = Number(s0['n'] ?? 0);
+    return {
+      total_requests: total,
+      total_tokens: Number(s0['tokens'] ?? 0),
+      total_cost: Number(s0['cost'] ?? 0) / 1e9,
+      average_latency: Number(s0['latency'] ?? 0),
+      success_rate: total === 0 ? 0 : (Number(s0['ok'] ?? 0) / total) * 100,
     };
   }
 

@@ -22,6 +22,7 @@ import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
 import type { Runtime } from './runtime.ts';
 import { isInitialised } from './state/db/pglite-init.ts';
+import type { Db } from './state/db/types.ts';
 import { openState } from './state/index.ts';
 import { bootstrapAdminKey } from './state/services/admin-keys.ts';
 import { CacheStore } from './state/services/cache/index.ts';
@@ -29,6 +30,7 @@ import { applyGovernanceConfig } from './state/services/governance/config-file.t
 import { LogStore } from './state/services/logs.ts';
 import { applyMcpConfig } from './state/services/mcp/config-file.ts';
 import { DirSpool, spoolDirFor } from './state/spool.ts';
+import { importSqlite14, upgradePostgres14 } from './state/upgrade/index.ts';
 
 export interface BootOptions {
   env: EnvSettings;
@@ -68,6 +70,17 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** The 1.4.x upgrade: a 1.4.x Postgres store before the migrations, a 1.4.x SQLite file after them. */
+function upgradeHooks(env: EnvSettings, logger: Logger) {
+  const opts = {
+    catalog: providerCatalog,
+    log: logger,
+    encryptionKey: env.encryptionKey,
+    sqliteFile: env.import14Sqlite,
+  };
+  return { before: (db: Db) => upgradePostgres14(db, opts), after: (db: Db) => importSqlite14(db, opts) };
+}
+
 export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   const { env } = opts;
   const logger = opts.logger ?? createLogger(env.logLevel);
@@ -92,6 +105,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     spoolDir,
     catalog: providerCatalog,
     log: logger,
+    upgrade: upgradeHooks(env, logger),
   });
   logger.info({ ms: Date.now() - openingAt }, 'database ready');
   let dispatcher: Agent | undefined;

@@ -1,9 +1,21 @@
 // Process entry: read the environment, boot, drain on SIGTERM/SIGINT.
 import { bootGateway, createLogger } from './boot.ts';
 import { ConfigError, readEnvSettings } from './config/load.ts';
+import { providerCatalog } from './providers/registry.ts';
+import { upgradeDryRun } from './state/upgrade/index.ts';
 
 async function main(): Promise<void> {
   const env = readEnvSettings(process.env);
+  if (process.argv.includes('--dry-run') || ['1', 'true'].includes(process.env['GATEWAY_UPGRADE_DRY_RUN'] ?? '')) {
+    // The 1.4.x upgrade's dry run: prints what the next start would change, writes nothing, does not serve.
+    const lines = await upgradeDryRun({
+      databaseUrl: env.databaseUrl,
+      sqliteFile: env.import14Sqlite,
+      catalog: providerCatalog,
+    });
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   const logger = createLogger(env.logLevel);
   const gw = await bootGateway({
     env,

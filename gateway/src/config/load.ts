@@ -21,6 +21,8 @@ export interface EnvSettings {
   server: ServerTimeouts;
   /** TLS certificate and key files (PEM): HTTPS with HTTP/2 by ALPN. Undefined: plain HTTP/1.1 and h2c. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** GATEWAY_IMPORT_14_SQLITE: a 1.4.x SQLite configuration store imported once at start (state/upgrade). */
+  import14Sqlite?: string | undefined;
 }
 
 export interface ServerTimeouts {
@@ -62,6 +64,7 @@ export function readEnvSettings(env: Record<string, string | undefined>): EnvSet
       keepAliveTimeoutMs: positiveMs(env, 'GATEWAY_KEEPALIVE_TIMEOUT_MS', 65_000),
     },
     tls: tlsFiles(env),
+    import14Sqlite: env['GATEWAY_IMPORT_14_SQLITE'] || undefined,
   };
 }
 

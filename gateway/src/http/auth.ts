@@ -5,7 +5,7 @@ import type { AuthConfig } from '../config/schema.ts';
 import { isExpired } from '../governance/admission.ts';
 import type { VirtualKey } from '../governance/model.ts';
 import { sha256Hex } from '../state/ids.ts';
-import { LEGACY_VIRTUAL_KEY_PREFIX, VIRTUAL_KEY_PREFIX } from '../state/services/governance/virtual-keys-value.ts';
+import { hasVirtualKeyPrefix } from '../state/services/governance/virtual-keys-value.ts';
 import { GatewayError } from './errors.ts';
 
 export type Principal =
@@ -45,7 +45,7 @@ function header(h: Headers, name: string): string | undefined {
 }
 
 export function isVirtualKey(value: string): boolean {
-  return value.startsWith(VIRTUAL_KEY_PREFIX) || value.startsWith(LEGACY_VIRTUAL_KEY_PREFIX);
+  return hasVirtualKeyPrefix(value);
 }
 
 function adminFor(index: AuthIndex, storedHashes: ReadonlySet<string>, secret: string): Principal | undefined {

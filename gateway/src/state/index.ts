@@ -53,6 +53,8 @@ export interface StateOptions {
   now?: () => number;
   /** Admit governed requests from this pod's leases while limits are far away (default on; leases.ts). */
   governanceLeases?: boolean;
+  /** The 1.4.x upgrade (state/upgrade): `before` runs ahead of the migrations, `after` once they are done. */
+  upgrade?: { before(db: Db): Promise<unknown>; after(db: Db): Promise<unknown> };
 }
 
 export interface State {
@@ -91,7 +93,9 @@ export interface State {
 export async function openState(opts: StateOptions): Promise<State> {
   const db = await openDb({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
   try {
+    await opts.upgrade?.before(db);
     await migrate(db);
+    await opts.upgrade?.after(db);
   } catch (err) {
     await db.close();
     throw err;

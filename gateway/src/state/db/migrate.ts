@@ -109,6 +109,20 @@ async function step(tx: Queryable, migrations: readonly Migration[], known: numb
 }
 
 /**
+ * Applies every file not yet applied inside the caller's transaction, which must already hold the migration lock
+ * (the 1.4.x upgrade builds this schema and moves the old store's rows in one transaction).
+ */
+export async function migrateWithin(tx: Queryable, dir: string = MIGRATIONS_DIR): Promise<number[]> {
+  const migrations = await readMigrations(dir);
+  const applied: number[] = [];
+  for (;;) {
+    const result = await step(tx, migrations, migrations.at(-1)?.version ?? 0);
+    if (result.kind === 'done') return applied;
+    applied.push(result.version);
+  }
+}
+
+/**
  * Brings the schema up to the newest file in `dir`. Safe to call from many processes at once.
  * Files must not contain transaction control (BEGIN/COMMIT) or statements that cannot run in a transaction.
  */

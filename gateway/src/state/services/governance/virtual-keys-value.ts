@@ -3,8 +3,19 @@ import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../ids.ts';
 
 export const VIRTUAL_KEY_PREFIX = 'sk-vk-';
-/** Keys issued before 1.5.0 carried this prefix; still accepted. */
-export const LEGACY_VIRTUAL_KEY_PREFIX = 'sk-gw-';
+/** Keys issued by 1.4.x carried this prefix; still accepted (values carried over by the 1.4.x upgrade keep it). */
+export const LEGACY_VIRTUAL_KEY_PREFIX = 'sk-bf-';
+/** The legacy prefix of this gateway's builds before the 1.4.x prefix was known; still accepted. */
+const EARLIER_PREFIX = 'sk-gw-';
+
+/** True when the value carries a virtual-key prefix, current or legacy. */
+export function hasVirtualKeyPrefix(value: string): boolean {
+  return (
+    value.startsWith(VIRTUAL_KEY_PREFIX) ||
+    value.startsWith(LEGACY_VIRTUAL_KEY_PREFIX) ||
+    value.startsWith(EARLIER_PREFIX)
+  );
+}
 const MIN_LENGTH = 24;
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
@@ -12,11 +23,7 @@ export const VALUE_RULE = `must start with ${VIRTUAL_KEY_PREFIX} (or the legacy 
 
 /** True when a caller-chosen value is acceptable. Never echo the value in an error. */
 export function isValueShaped(value: string): boolean {
-  return (
-    (value.startsWith(VIRTUAL_KEY_PREFIX) || value.startsWith(LEGACY_VIRTUAL_KEY_PREFIX)) &&
-    value.length >= MIN_LENGTH &&
-    VISIBLE_ASCII.test(value)
-  );
+  return hasVirtualKeyPrefix(value) && value.length >= MIN_LENGTH && VISIBLE_ASCII.test(value);
 }
 
 /** `sk-vk-` + 32 random bytes in base64url. */

@@ -20,8 +20,9 @@ import { type BoundedBody, SseDecoder } from '../shared/sse.ts';
 import type { CallContext } from '../types.ts';
 import { upstreamBody } from './body.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints } from './endpoints.ts';
-import { embeddedError, parseOpenAIError } from './errors.ts';
-import { openStream } from './stream.ts';
+import { parseOpenAIError } from './errors.ts';
+import { jsonAnswer } from './request.ts';
+import { openStream, payload } from './stream.ts';
 
 /** Fields the gateway sets itself on the upstream form (or that are its own). */
 const GATEWAY_FIELDS = new Set(['model', 'fallbacks', 'fallbacks[]', 'stream', 'response_format', 'file']);
@@ -89,18 +90,7 @@ export async function transcribe(
 }
 
 export function parseAnswer(text: string, route: OpenAIRoute): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new ProviderError('bad_response', `upstream ${route} answer is not JSON`, { cause: err });
-  }
-  const failure = embeddedError(parsed);
-  if (failure) throw failure;
-  if (!isRecord(parsed) || typeof parsed['text'] !== 'string') {
-    throw new ProviderError('bad_response', `upstream ${route} answer has no text`);
-  }
-  return parsed;
+  return jsonAnswer<Record<string, unknown>>(text, route, (v) => typeof v['text'] === 'string');
 }
 
 /** OpenAI's streamed transcription: `transcript.text.delta` events, then `transcript.text.done` with usage. */
@@ -150,14 +140,7 @@ async function* events(body: BoundedBody): AsyncGenerator<TranscriptionStreamEve
 
 function* event(data: string): Generator<TranscriptionStreamEvent> {
   if (data === '[DONE]') return;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch (err) {
-    throw new ProviderError('bad_response', 'upstream sent a stream event that is not JSON', { cause: err });
-  }
-  const failure = embeddedError(parsed);
-  if (failure) throw failure;
+  const parsed = payload<unknown>(data);
   if (!isRecord(parsed) || typeof parsed['type'] !== 'string') {
     throw new ProviderError('bad_response', 'upstream sent a transcription event without a type');
   }

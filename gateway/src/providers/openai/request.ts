@@ -20,6 +20,15 @@ export async function callJson<T>(
     { method: body === undefined ? 'GET' : 'POST', url: ep.url(route, ctx), headers: ep.headers(ctx.key), body },
     parseOpenAIError,
   );
+  return jsonAnswer<T>(text, route, looksRight);
+}
+
+/** A 2xx answer's text as the route's JSON object: not JSON, an embedded error or the wrong shape throw. */
+export function jsonAnswer<T>(
+  text: string,
+  route: OpenAIRoute,
+  looksRight: (v: Record<string, unknown>) => boolean,
+): T {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -57,7 +57,8 @@ async function* events<T>(body: BoundedBody): AsyncGenerator<T> {
   }
 }
 
-function payload<T>(data: string): T {
+/** One event's JSON payload; not JSON, or an embedded `{error}`, throws. */
+export function payload<T>(data: string): T {
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);

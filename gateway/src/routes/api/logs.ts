@@ -2,6 +2,7 @@
 // flushes this pod's buffered rows first.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { documented } from '../../http/openapi.ts';
 import type { Runtime } from '../../runtime.ts';
 import { IdParams, LogEntryView } from '../../schemas/api-views.ts';
 import { DeleteLogsBody, FilterDataQuery, RecalculateCostBody } from '../../state/services/log-admin.ts';
@@ -9,7 +10,7 @@ import { LogFilters } from '../../state/services/log-filters.ts';
 import { LogQuery, SORT_KEYS } from '../../state/services/logs.ts';
 import { registerLogHistogramRoutes } from './logs-histograms.ts';
 
-const tags = ['Logging'];
+const doc = documented('Logging');
 
 const LogStats = z.strictObject({
   total_requests: z.int(),
@@ -47,19 +48,14 @@ const LogPage = z.strictObject({
 export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   app.get(
     '/logs',
-    {
-      config: {
-        openapi: {
-          operationId: 'getLogs',
-          summary: 'Search request logs',
-          description:
-            'Filters (comma-separated lists), sorting, and pagination by offset or by cursor (next_cursor), with stats of all matching rows.',
-          tags,
-          querystring: LogQuery,
-          responses: { 200: { description: 'One page of request logs', json: LogPage } },
-        },
-      },
-    },
+    doc({
+      operationId: 'getLogs',
+      summary: 'Search request logs',
+      description:
+        'Filters (comma-separated lists), sorting, and pagination by offset or by cursor (next_cursor), with stats of all matching rows.',
+      querystring: LogQuery,
+      responses: { 200: { description: 'One page of request logs', json: LogPage } },
+    }),
     async (req) => {
       await rt.logWriter.flush();
       return rt.logStore.list(req.query);
@@ -67,18 +63,13 @@ export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   );
   app.get(
     '/logs/stats',
-    {
-      config: {
-        openapi: {
-          operationId: 'getLogsStats',
-          summary: 'Request log totals',
-          description: 'Totals over the request logs matching the filters of GET /api/logs (all logs without filters).',
-          tags,
-          querystring: LogFilters,
-          responses: { 200: { description: 'Totals of the matching logs', json: LogStats } },
-        },
-      },
-    },
+    doc({
+      operationId: 'getLogsStats',
+      summary: 'Request log totals',
+      description: 'Totals over the request logs matching the filters of GET /api/logs (all logs without filters).',
+      querystring: LogFilters,
+      responses: { 200: { description: 'Totals of the matching logs', json: LogStats } },
+    }),
     async (req) => {
       await rt.logWriter.flush();
       return rt.logStore.stats(req.query);
@@ -86,21 +77,16 @@ export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   );
   app.get(
     '/logs/dropped',
-    {
-      config: {
-        openapi: {
-          operationId: 'getDroppedRequests',
-          summary: 'Request logs dropped by this pod',
-          description:
-            'Rows this gateway process dropped since it started: its queue was full while the database could not ' +
-            'keep up, or the database refused their data. Per pod; gateway_request_logs_dropped_total sums them.',
-          tags,
-          responses: {
-            200: { description: 'The count', json: z.strictObject({ dropped_requests: z.int() }) },
-          },
-        },
+    doc({
+      operationId: 'getDroppedRequests',
+      summary: 'Request logs dropped by this pod',
+      description:
+        'Rows this gateway process dropped since it started: its queue was full while the database could not ' +
+        'keep up, or the database refused their data. Per pod; gateway_request_logs_dropped_total sums them.',
+      responses: {
+        200: { description: 'The count', json: z.strictObject({ dropped_requests: z.int() }) },
       },
-    },
+    }),
     async () => {
       // Rows the database refuses are found while writing: what is buffered is written first.
       await rt.logWriter.flush();
@@ -109,20 +95,15 @@ export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   );
   app.get(
     '/logs/filterdata',
-    {
-      config: {
-        openapi: {
-          operationId: 'getAvailableFilterData',
-          summary: 'Values present in the request logs',
-          description:
-            'Providers, models, request types, provider keys, virtual keys and routing rules found in the logs of ' +
-            'a window (default: the last 30 days; at most 366), the most used first, at most 500 of each.',
-          tags,
-          querystring: FilterDataQuery,
-          responses: { 200: { description: 'The values', json: FilterData } },
-        },
-      },
-    },
+    doc({
+      operationId: 'getAvailableFilterData',
+      summary: 'Values present in the request logs',
+      description:
+        'Providers, models, request types, provider keys, virtual keys and routing rules found in the logs of ' +
+        'a window (default: the last 30 days; at most 366), the most used first, at most 500 of each.',
+      querystring: FilterDataQuery,
+      responses: { 200: { description: 'The values', json: FilterData } },
+    }),
     async (req) => {
       await rt.logWriter.flush();
       const d = await rt.logStore.admin.filterData(req.query, rt.now());
@@ -141,24 +122,18 @@ export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   );
   app.delete(
     '/logs',
-    {
-      config: {
-        openapi: {
-          operationId: 'deleteLogs',
-          summary: 'Delete request logs',
-          description:
-            'Deletes the logs named in `ids`, or every log the `filters` match (the filters of GET /api/logs).',
-          tags,
-          body: DeleteLogsBody,
-          responses: {
-            200: {
-              description: 'Deleted',
-              json: z.strictObject({ message: z.string(), deleted: z.int().describe('Rows deleted') }),
-            },
-          },
+    doc({
+      operationId: 'deleteLogs',
+      summary: 'Delete request logs',
+      description: 'Deletes the logs named in `ids`, or every log the `filters` match (the filters of GET /api/logs).',
+      body: DeleteLogsBody,
+      responses: {
+        200: {
+          description: 'Deleted',
+          json: z.strictObject({ message: z.string(), deleted: z.int().describe('Rows deleted') }),
         },
       },
-    },
+    }),
     async (req) => {
       await rt.logWriter.flush();
       const deleted = await rt.logStore.admin.delete(req.body);
@@ -167,31 +142,26 @@ export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   );
   app.post(
     '/logs/recalculate-cost',
-    {
-      config: {
-        openapi: {
-          operationId: 'recalculateLogCosts',
-          summary: 'Price request logs whose cost is missing',
-          description:
-            'Prices up to `limit` logs that carry tokens but no cost (their model had no price when they were ' +
-            'written) with the current prices and pricing overrides. Call again while `remaining` is above 0. ' +
-            'Only the logs change: budgets are not charged for these requests afterwards.',
-          tags,
-          body: RecalculateCostBody,
-          responses: {
-            200: {
-              description: 'What this call did',
-              json: z.strictObject({
-                total_matched: z.int().describe('Logs matching the filters with tokens and no cost'),
-                updated: z.int().describe('Logs priced by this call'),
-                skipped: z.int().describe('Matching logs whose model still has no price'),
-                remaining: z.int().describe('Logs that can be priced and were not in this call'),
-              }),
-            },
-          },
+    doc({
+      operationId: 'recalculateLogCosts',
+      summary: 'Price request logs whose cost is missing',
+      description:
+        'Prices up to `limit` logs that carry tokens but no cost (their model had no price when they were ' +
+        'written) with the current prices and pricing overrides. Call again while `remaining` is above 0. ' +
+        'Only the logs change: budgets are not charged for these requests afterwards.',
+      body: RecalculateCostBody,
+      responses: {
+        200: {
+          description: 'What this call did',
+          json: z.strictObject({
+            total_matched: z.int().describe('Logs matching the filters with tokens and no cost'),
+            updated: z.int().describe('Logs priced by this call'),
+            skipped: z.int().describe('Matching logs whose model still has no price'),
+            remaining: z.int().describe('Logs that can be priced and were not in this call'),
+          }),
         },
       },
-    },
+    }),
     async (req) => {
       await rt.logWriter.flush();
       const overrides = rt.state.snapshot.governance.pricingOverrides;
@@ -204,17 +174,12 @@ export function registerLogRoutes(app: FastifyInstance, rt: Runtime): void {
   registerLogHistogramRoutes(app, rt);
   app.get<{ Params: { id: string } }>(
     '/logs/:id',
-    {
-      config: {
-        openapi: {
-          operationId: 'getLogById',
-          summary: 'Get one request log',
-          tags,
-          params: IdParams,
-          responses: { 200: { description: 'The request log', json: LogEntryView } },
-        },
-      },
-    },
+    doc({
+      operationId: 'getLogById',
+      summary: 'Get one request log',
+      params: IdParams,
+      responses: { 200: { description: 'The request log', json: LogEntryView } },
+    }),
     async (req) => {
       await rt.logWriter.flush();
       return rt.logStore.get(req.params.id);

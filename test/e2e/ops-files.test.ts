@@ -41,9 +41,9 @@ beforeAll(async () => {
             },
           ],
         },
-        anthropic: {
+        groq: {
           network_config: { base_url: openai.url },
-          keys: [{ id: 'an', name: 'an', value: 'sk-ant-files-cccccccc', models: ['*'] }],
+          keys: [{ id: 'gq', name: 'gq', value: 'gsk-files-cccccccccccc', models: ['*'] }],
         },
       },
       governance: {
@@ -139,9 +139,9 @@ describe('files', () => {
   });
 
   it('answers unsupported_operation for a provider without a files API', async () => {
-    const err = await apiFailure(client.files.list({}, { headers: { 'x-model-provider': 'anthropic' } }));
+    const err = await apiFailure(client.files.list({}, { headers: { 'x-model-provider': 'groq' } }));
     expect(err.status).toBe(400);
-    expect(err.message).toContain('provider anthropic does not support listing files');
+    expect(err.message).toContain('provider groq does not support listing files');
   });
 
   it('refuses a form without purpose or without file with 400, nothing stored', async () => {

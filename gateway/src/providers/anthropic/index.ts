@@ -5,8 +5,10 @@ import type { ModelInfo } from '../../schemas/models.ts';
 import { ProviderError } from '../errors.ts';
 import { joinUrl, send, sendJson } from '../shared/http.ts';
 import type { CallContext, ProviderAdapter, ProviderKey } from '../types.ts';
+import { anthropicBatches } from './batches.ts';
 import { fromMessagesResponse, toConversation, toMessagesRequest, toTools } from './chat.ts';
 import { parseAnthropicError } from './errors.ts';
+import { anthropicFiles } from './files.ts';
 import { anthropicNativeCalls } from './native.ts';
 import { createStreamTranslator, streamChatChunks } from './stream.ts';
 import type { CountTokensAnswer, MessagesResponse, ModelsPage } from './types.ts';
@@ -38,6 +40,8 @@ function upstreamModel(ctx: CallContext): string {
 export function createAnthropicProvider(name = 'anthropic'): ProviderAdapter {
   return {
     name,
+    files: anthropicFiles,
+    batches: anthropicBatches,
 
     native: anthropicNativeCalls({ url, headers: (ctx) => headers(ctx.key), model: upstreamModel }),
 

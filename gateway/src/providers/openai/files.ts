@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { FileDeleted, FileList, FileObject, FileUpload } from '../../schemas/files.ts';
 import { ProviderError } from '../errors.ts';
 import { binaryAnswer } from '../shared/binary.ts';
-import { send, sendForText, type UpstreamRequest } from '../shared/http.ts';
+import { type ErrorBodyParser, send, sendForText, type UpstreamRequest } from '../shared/http.ts';
 import { pathSegment } from '../shared/url.ts';
 import type { CallContext, FileCalls, ProviderKey } from '../types.ts';
 import { apiRoot, authHeaders, BEARER } from './endpoints.ts';
@@ -17,6 +17,8 @@ export interface ApiHost {
   /** The API root (`https://api.openai.com/v1`, `https://x.openai.azure.com/openai/v1`). */
   root(ctx: CallContext): string;
   headers(key: ProviderKey): Record<string, string>;
+  /** The provider's error body shape (OpenAI's when absent). */
+  parseError?: ErrorBodyParser;
 }
 
 /** A file's content may be this large (Gemini keeps files up to 2 GB); it is streamed, never held. */
@@ -33,7 +35,7 @@ export async function callJson(
   const text = await sendForText(
     ctx,
     { ...req, headers: { ...host.headers(ctx.key), ...extraHeaders } },
-    parseOpenAIError,
+    host.parseError ?? parseOpenAIError,
   );
   let parsed: unknown;
   try {

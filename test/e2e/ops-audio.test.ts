@@ -336,6 +336,17 @@ describe('transcriptions', () => {
       response_format: 'verbose_json',
     });
     expect(verbose).toMatchObject({ task: 'transcribe', duration: FAKE_AUDIO_SECONDS, language: 'en' });
+    const stream = await env.client.audio.transcriptions.create({
+      model: 'mistral/voxtral-mini-latest',
+      file: await wav(),
+      stream: true,
+    });
+    const events: Record<string, unknown>[] = [];
+    for await (const ev of stream) events.push(ev as unknown as Record<string, unknown>);
+    expect(events.map((e) => e['type'])).toEqual([...Array(5).fill('transcript.text.delta'), 'transcript.text.done']);
+    expect(events.map((e) => e['delta'] ?? '').join('')).toBe(fakeTranscript('voxtral-mini-latest', AUDIO.length));
+    expect(events.at(-1)).toMatchObject({ usage: { type: 'duration', seconds: FAKE_AUDIO_SECONDS } });
+    expect(mistral.lastForm().get('stream')).toBe('true');
     mistral.reset();
     const srt = await apiFailure(
       env.client.audio.transcriptions.create({

@@ -113,6 +113,28 @@ async function transcribe(
   if (state.flavor === 'mistral') {
     if (form.has('response_format'))
       return sendJson(res, 422, { detail: 'response_format: extra field not permitted' });
+    if (form.get('stream') === 'true') {
+      return sendSse(res, [
+        { data: { type: 'transcription.language', audio_language: 'en' } },
+        ...text.split(' ').map((w, i) => ({ data: { type: 'transcription.text.delta', text: i === 0 ? w : ` ${w}` } })),
+        { data: { type: 'transcription.segment', text, start: 0, end: FAKE_AUDIO_SECONDS } },
+        {
+          data: {
+            type: 'transcription.done',
+            model,
+            text,
+            language: 'en',
+            segments: [],
+            usage: {
+              prompt_audio_seconds: FAKE_AUDIO_SECONDS,
+              prompt_tokens: 4,
+              completion_tokens: 9,
+              total_tokens: 13,
+            },
+          },
+        },
+      ]);
+    }
     return sendJson(res, 200, {
       model,
       text,

@@ -4,7 +4,7 @@ import { rootedEndpoints } from '../openai/endpoints.ts';
 import type { ProviderAdapter } from '../types.ts';
 import { mistralOcr } from './ocr.ts';
 import { type CompatProviderSpec, OPENAI_COMPAT_PROVIDERS, type OpenAICompatProviderName } from './providers.ts';
-import { mistralTranscription } from './transcription.ts';
+import { mistralTranscription, mistralTranscriptionStream } from './transcription.ts';
 
 export { type CompatProviderSpec, OPENAI_COMPAT_PROVIDERS, type OpenAICompatProviderName } from './providers.ts';
 
@@ -22,6 +22,7 @@ export function createOpenAICompatProvider(name: OpenAICompatProviderName): Prov
     // Mistral's own shapes beside the OpenAI ones: Voxtral transcription and document OCR.
     const ep = rootedEndpoints(spec.baseUrl, spec.version, spec.auth);
     adapter.transcription = (req, ctx) => mistralTranscription(ep, req, ctx);
+    adapter.transcriptionStream = (req, ctx) => mistralTranscriptionStream(ep, req, ctx);
     adapter.ocr = (req, ctx) => mistralOcr(ep, spec.baseUrl, req, ctx);
   }
   return adapter;

@@ -121,14 +121,15 @@ export async function transcriptionStream(
     const json = parseAnswer(text, 'transcriptions');
     return oneDoneEvent(json);
   }
-  return events(res.body);
+  return transcriptEvents(res.body);
 }
 
 async function* oneDoneEvent(json: Record<string, unknown>): AsyncGenerator<TranscriptionStreamEvent> {
   yield { ...json, type: 'transcript.text.done' };
 }
 
-async function* events(body: BoundedBody): AsyncGenerator<TranscriptionStreamEvent> {
+/** The typed JSON events of a transcription stream, as they arrive. */
+export async function* transcriptEvents(body: BoundedBody): AsyncGenerator<TranscriptionStreamEvent> {
   const decoder = new SseDecoder(body.maxBytes);
   try {
     for await (const chunk of body) for (const ev of decoder.push(chunk)) yield* event(ev.data);

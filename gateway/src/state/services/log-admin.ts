@@ -194,13 +194,18 @@ export class LogAdmin {
          (SELECT * FROM unnest($${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[]))`,
     ];
     const pricedParams = [...params, priced.p, priced.m, priced.k, priced.v];
-    const counts = await this.db.query<{ n_all: string | number; n_priced: string | number }>(
-      `SELECT count(*) AS n_all, count(*) FILTER (WHERE ${pricedWhere.slice(where.length).join(' AND ')}) AS n_priced
-         FROM request_logs ${whereOf(where)}`,
-      pricedParams,
-    );
-    const total = Number(counts.rows[0]?.n_all ?? 0);
-    const priceable = Number(counts.rows[0]?.n_priced ?? 0);
+    // Two counts, not one with a FILTER: only a join (a semi-join here) matches the price combinations by hash.
+    const count = async (conditions: string[], values: unknown[]) =>
+      Number(
+        (
+          await this.db.query<{ n: string | number }>(
+            `SELECT count(*) AS n FROM request_logs ${whereOf(conditions)}`,
+            values,
+          )
+        ).rows[0]?.n ?? 0,
+      );
+    const total = await count(where, params);
+    const priceable = priced.p.length === 0 ? 0 : await count(pricedWhere, pricedParams);
     const batch = await this.db.query<{
       id: string;
       prompt_tokens: number | null;

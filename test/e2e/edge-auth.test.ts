@@ -86,6 +86,16 @@ describe('route census', () => {
     expect(byUrl('/api/plugins')).toBe('admin');
     expect(byUrl('/api/plugins/:name')).toBe('admin');
     expect(byUrl('/v1/chat/completions')).toBe('inference');
+    for (const u of [
+      '/v1/audio/speech',
+      '/v1/audio/transcriptions',
+      '/v1/audio/translations',
+      '/v1/rerank',
+      '/v1/ocr',
+    ]) {
+      expect(byUrl(u), u).toBe('inference');
+    }
+    expect(byUrl('/compat-a/openai/deployments/:deployment/audio/transcriptions')).toBe('inference');
   });
 
   it('has every registered route in the API document, with its scheme’s security', async () => {

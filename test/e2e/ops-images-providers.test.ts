@@ -75,7 +75,7 @@ describe('gemini and vertex', () => {
     const res = await env.client.images
       .generate({ model: 'gemini/imagen-4.0-generate-001', prompt: 'a fjord', n: 2, size: '1792x1024' })
       .withResponse();
-    expect(res.data.data.map((d) => d.b64_json)).toEqual(
+    expect((res.data.data ?? []).map((d) => d.b64_json)).toEqual(
       [0, 1].map((i) => b64(`imagen-4.0-generate-001:a fjord:16:9:${i}`)),
     );
     const req = gemini.last();
@@ -93,7 +93,7 @@ describe('gemini and vertex', () => {
     const res = await env.client.images
       .edit({ model: 'gemini/gemini-2.5-flash-image', image: await png(), prompt: 'make it night' })
       .withResponse();
-    expect(res.data.data[0]?.b64_json).toBe(b64('gemini-2.5-flash-image:make it night:1 images in'));
+    expect(res.data.data?.[0]?.b64_json).toBe(b64('gemini-2.5-flash-image:make it night:1 images in'));
     expect(res.data.usage).toMatchObject({ output_tokens: GEMINI_IMAGE_TOKENS });
     const body = gemini.last().json as { contents: { parts: Record<string, unknown>[] }[]; generationConfig: unknown };
     expect(gemini.last().path).toBe('/v1beta/models/gemini-2.5-flash-image:generateContent');
@@ -110,12 +110,12 @@ describe('gemini and vertex', () => {
       prompt: 'x',
       response_format: 'url',
     });
-    expect(data.data[0]?.url).toBe(`data:image/png;base64,${b64('imagen-3.0-generate-002:x:1:1:0')}`);
+    expect(data.data?.[0]?.url).toBe(`data:image/png;base64,${b64('imagen-3.0-generate-002:x:1:1:0')}`);
   });
 
   it('generates with Imagen on Vertex at the project and region, with the key’s token', async () => {
     const data = await env.client.images.generate({ model: 'vertex/imagen-3.0-generate-002', prompt: 'a dune' });
-    expect(data.data[0]?.b64_json).toBe(b64('imagen-3.0-generate-002:a dune:1:1:0'));
+    expect(data.data?.[0]?.b64_json).toBe(b64('imagen-3.0-generate-002:a dune:1:1:0'));
     expect(vertex.last().path).toBe(
       '/v1/projects/proj-1/locations/us-central1/publishers/google/models/imagen-3.0-generate-002:predict',
     );
@@ -153,7 +153,7 @@ describe('bedrock', () => {
       })
       .withResponse();
     expect(res.data.data).toHaveLength(2);
-    expect(res.data.data[0]?.b64_json).toBe(b64('amazon.titan-image-generator-v2:0:TEXT_IMAGE:a kite:premium:0'));
+    expect(res.data.data?.[0]?.b64_json).toBe(b64('amazon.titan-image-generator-v2:0:TEXT_IMAGE:a kite:premium:0'));
     const req = bedrock.last();
     expect(req.path).toBe('/model/amazon.titan-image-generator-v2%3A0/invoke');
     expect(req.json).toEqual({
@@ -178,7 +178,7 @@ describe('bedrock', () => {
       imageVariationParams: { text: 'in winter' },
     });
     const v = await env.client.images.createVariation({ model, image: await png() });
-    expect(v.data[0]?.b64_json).toBe(b64('amazon.nova-canvas-v1:0:IMAGE_VARIATION::standard:0'));
+    expect(v.data?.[0]?.b64_json).toBe(b64('amazon.nova-canvas-v1:0:IMAGE_VARIATION::standard:0'));
   });
 });
 
@@ -198,7 +198,7 @@ describe('replicate', () => {
       .withResponse();
     const data = res.data.data;
     expect(data).toHaveLength(2);
-    expect(data[0]?.url).toMatch(new RegExp(`^${replicate.url}/files/pred\\d+-0\\.webp$`));
+    expect(data?.[0]?.url).toMatch(new RegExp(`^${replicate.url}/files/pred\\d+-0\\.webp$`));
     const req = replicate.requests[0]!;
     expect(req.path).toBe('/v1/models/black-forest-labs/flux-schnell/predictions');
     expect(req.headers.authorization).toBe('Bearer r8_models_token');
@@ -220,7 +220,7 @@ describe('replicate', () => {
       { headers: { 'x-gateway-key-name': 'replicate-deployments' } },
     );
     const id = [...replicate.predictions.keys()].at(-1);
-    expect(data.data[0]?.b64_json).toBe(b64(`replicate:${id}-0.webp`));
+    expect(data.data?.[0]?.b64_json).toBe(b64(`replicate:${id}-0.webp`));
     expect(replicate.requests[0]?.path).toBe('/v1/deployments/acme/my-flux/predictions');
     expect(replicate.requests[0]?.headers.authorization).toBe('Bearer r8_deployments_token');
     expect(replicate.last().path).toBe(`/files/${id}-0.webp`);

@@ -81,7 +81,12 @@ async function stream(
   const type = `${kind}.completed`;
   events.push({
     event: type,
-    data: { type, ...base, b64_json: done.data[0]?.b64_json, usage: 'usage' in done ? done.usage : undefined },
+    data: {
+      type,
+      ...base,
+      b64_json: fakeImage(what).toString('base64'),
+      usage: 'usage' in done ? done.usage : undefined,
+    },
   });
   await sendSse(res, events, { gapMs: 5 });
 }

@@ -1,6 +1,6 @@
 // Fake Replicate API: predictions created on the models API (`/v1/models/{owner}/{name}/predictions`), the
 // deployments API (`/v1/deployments/{owner}/{name}/predictions`) or by version (`/v1/predictions`), read back with
-// `GET /v1/predictions/{id}`, output files served at `/files/{name}` (like replicate.delivery). A model whose name
+// `GET /v1/predictions/{id}`, canceled with `POST /v1/predictions/{id}/cancel`, output files served at `/files/{name}` (like replicate.delivery). A model whose name
 // contains `slow` starts and finishes after `pollsToFinish` reads; `fail` fails; `elsewhere` answers an output URL
 // on a private address the gateway must not fetch.
 import { fakeImage } from './openai-images.ts';
@@ -93,6 +93,16 @@ export function createReplicateFake(): ReplicateFake {
             if (p.reads >= fake.pollsToFinish) finish(p, origin(req));
             else p.status = 'processing';
           }
+          sendJson(res, 200, view(p, origin(req)));
+        },
+      },
+      {
+        method: 'POST',
+        path: /^\/v1\/predictions\/[^/]+\/cancel$/,
+        handler: (req, res) => {
+          const p = predictions.get(req.path.split('/')[3] ?? '');
+          if (!p) return sendJson(res, 404, { title: 'Not found', detail: 'Prediction not found', status: 404 });
+          if (p.status === 'starting' || p.status === 'processing') p.status = 'canceled';
           sendJson(res, 200, view(p, origin(req)));
         },
       },

@@ -23,6 +23,7 @@ export interface Prediction {
 const WAIT_SECONDS = 60;
 const POLL_FIRST_MS = 500;
 const POLL_MAX_MS = 5_000;
+const CANCEL_TIMEOUT_MS = 5_000;
 const ENDED = new Set(['succeeded', 'failed', 'canceled', 'aborted']);
 
 function apiRoot(ctx: Pick<CallContext, 'network'>): string {
@@ -31,10 +32,12 @@ function apiRoot(ctx: Pick<CallContext, 'network'>): string {
   return base.endsWith('/v1') ? base : `${base}/v1`;
 }
 
-function headers(ctx: Pick<CallContext, 'key'>, wait: boolean): Record<string, string> {
+function headers(ctx: Pick<CallContext, 'key' | 'network'>, wait: boolean): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json' };
   if (ctx.key.value) h['authorization'] = `Bearer ${ctx.key.value}`;
-  if (wait) h['prefer'] = `wait=${WAIT_SECONDS}`;
+  // Held no longer than the provider's timeout allows (a create cut off by it would be retried: a second prediction).
+  const seconds = Math.min(WAIT_SECONDS, Math.floor(ctx.network.timeout_ms / 1000) - 1);
+  if (wait && seconds >= 1) h['prefer'] = `wait=${seconds}`;
   return h;
 }
 
@@ -80,17 +83,24 @@ export async function runPrediction(
     await sendJson<unknown>(ctx, { url: target.url, headers: headers(ctx, true), body }, parseGenericError),
   );
   let delay = POLL_FIRST_MS;
+  const url = joinUrl(apiRoot(ctx), `/predictions/${pathSegment(p.id)}`);
   while (!ENDED.has(p.status)) {
-    if (Date.now() - started + delay > ctx.network.timeout_ms) {
+    if (Date.now() - started + delay > ctx.network.timeout_ms || ctx.signal.aborted) {
+      // Nobody will read the answer: stop paying for it.
+      await cancel(ctx, url);
+      if (ctx.signal.aborted) throw new ProviderError('network', 'the caller went away');
       throw new ProviderError('timeout', `replicate prediction ${p.id} did not finish in time (status ${p.status})`);
     }
     await sleep(delay);
-    if (ctx.signal.aborted) throw new ProviderError('network', 'the caller went away');
     delay = Math.min(delay * 2, POLL_MAX_MS);
-    const url = joinUrl(apiRoot(ctx), `/predictions/${pathSegment(p.id)}`);
-    p = checkPrediction(
-      await sendJson<unknown>(ctx, { method: 'GET', url, headers: headers(ctx, false) }, parseGenericError),
-    );
+    try {
+      p = checkPrediction(
+        await sendJson<unknown>(ctx, { method: 'GET', url, headers: headers(ctx, false) }, parseGenericError),
+      );
+    } catch (err) {
+      // A failed read is asked again (the prediction runs on); retrying the whole call would start a second one.
+      if (!(err instanceof ProviderError) || !err.retryable) throw err;
+    }
   }
   if (p.status !== 'succeeded') {
     const why = typeof p.error === 'string' && p.error ? p.error : `prediction ${p.status}`;
@@ -100,6 +110,25 @@ export async function runPrediction(
     });
   }
   return p;
+}
+
+/** Best effort: a prediction nobody waits for is canceled; a failure to cancel changes nothing for the caller. */
+async function cancel(ctx: CallContext, predictionUrl: string): Promise<void> {
+  try {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), CANCEL_TIMEOUT_MS);
+    try {
+      await sendJson<unknown>(
+        { ...ctx, signal: controller.signal, network: { ...ctx.network, timeout_ms: CANCEL_TIMEOUT_MS } },
+        { url: `${predictionUrl}/cancel`, headers: headers(ctx, false), body: '{}' },
+        parseGenericError,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  } catch {
+    // the prediction ends on its own at Replicate; the caller already has its answer (a timeout)
+  }
 }
 
 function defaultSleep(ms: number): Promise<void> {

@@ -14,6 +14,7 @@ import {
 import { allowList } from './allow-list.ts';
 import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
 import { McpFileConfig } from './mcp.ts';
+import { removedSettings14 } from './removed-14.ts';
 import { ClientPluginFields, clientPluginConflicts, PluginsFileConfig, pluginsFromClient } from './plugins.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
@@ -143,7 +144,11 @@ export type AuthConfig = z.infer<typeof AuthConfig>;
 const ClientFileConfig = ClientConfig.extend(ClientPluginFields);
 
 export const ConfigFile = z.preprocess(
-  compatV1Governance,
+  (raw, ctx) => {
+    // Removed 1.4.x settings are named with their 1.5.0 replacement (removed-14.ts).
+    for (const r of removedSettings14(raw)) ctx.addIssue({ code: 'custom', path: r.path, message: r.message });
+    return compatV1Governance(raw);
+  },
   z
     .strictObject({
       $schema: z.string().optional(),

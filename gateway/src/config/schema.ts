@@ -14,8 +14,8 @@ import {
 import { allowList } from './allow-list.ts';
 import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
 import { McpFileConfig } from './mcp.ts';
-import { removedSettings14 } from './removed-14.ts';
 import { ClientPluginFields, clientPluginConflicts, PluginsFileConfig, pluginsFromClient } from './plugins.ts';
+import { removedSettings14 } from './removed-14.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 /** Regions, projects and API versions become part of an upstream host name, path or query. */

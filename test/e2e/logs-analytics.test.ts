@@ -327,6 +327,22 @@ describe('DELETE /api/logs', () => {
     expect((await get('/api/logs/stats?providers=anthropic'))['total_requests']).toBe(0);
     expect((await get('/api/logs/stats'))['total_requests']).toBe(total - 2);
   });
+
+  it('deletes more rows than one batch holds, and only the matching ones among them', async () => {
+    const before = Number((await get('/api/logs/stats'))['total_requests']);
+    const start = T0 - 10 * HOUR;
+    // 9001 rows one second apart, every third of another provider: the 6000 others span a batch (5000) boundary.
+    await insertRows(
+      env.gw,
+      Array.from({ length: 9001 }, (_, i) => row(start + i * 1000, { provider: i % 3 === 0 ? 'keep' : 'bulk' })),
+    );
+    const res = await env.gw.admin('/api/logs', { method: 'DELETE', body: { filters: { providers: ['bulk'] } } });
+    expect(await res.json()).toEqual({ message: '6000 logs deleted', deleted: 6000 });
+    expect(await get('/api/logs/stats?providers=keep')).toMatchObject({ total_requests: 3001 });
+    const all = await env.gw.admin('/api/logs', { method: 'DELETE', body: { filters: { providers: ['keep'] } } });
+    expect(await all.json()).toMatchObject({ deleted: 3001 });
+    expect((await get('/api/logs/stats'))['total_requests']).toBe(before);
+  });
 });
 
 describe('the API document', () => {

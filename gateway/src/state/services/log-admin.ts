@@ -141,15 +141,23 @@ export class LogAdmin {
       return rowCount;
     }
     const params: unknown[] = [];
-    const where = whereOf(filterSql(r.data.filters ?? {}, params));
+    const conditions = filterSql(r.data.filters ?? {}, params);
+    // Each batch starts after the last id deleted: rows the filters pass over are read once, not once per batch.
+    const after = `$${params.length + 1}`;
+    const where = whereOf([...conditions, `id > ${after}`]);
     let deleted = 0;
+    let last = '';
     for (;;) {
-      const { rowCount } = await this.db.query(
-        `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs ${where} ORDER BY id LIMIT ${DELETE_BATCH})`,
-        params,
+      const { rows } = await this.db.query<{ n: string | number; last: string | null }>(
+        `WITH d AS (DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs ${where} ORDER BY id LIMIT ${DELETE_BATCH})
+                    RETURNING id)
+         SELECT count(*) AS n, max(id) AS last FROM d`,
+        [...params, last],
       );
-      deleted += rowCount;
-      if (rowCount < DELETE_BATCH) return deleted;
+      const n = Number(rows[0]?.n ?? 0);
+      deleted += n;
+      if (n < DELETE_BATCH || !rows[0]?.last) return deleted;
+      last = rows[0].last;
     }
   }
 

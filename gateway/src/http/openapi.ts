@@ -12,7 +12,7 @@ export interface ResponseDoc {
   /** The JSON body (`application/json`). */
   json?: z.ZodType;
   /** A non-JSON body: its content type (e.g. `text/plain`, `text/event-stream`), a string in the document. */
-  text?: string;
+  text?: string | readonly string[];
   /** OpenAPI links: operations that take a value of this answer (a created row's id), by link name. */
   links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
 }
@@ -267,7 +267,9 @@ function operation(sink: SchemaSink, r: RouteRecord, names: string[]): Json {
   for (const [status, res] of Object.entries(doc?.responses ?? { 200: { description: 'Success' } })) {
     const content: Json = {};
     if (res.json) content['application/json'] = { schema: sink.convert(res.json, 'output', doc?.operationId) };
-    if (res.text) content[res.text] = { schema: res.text === 'text/event-stream' ? SSE_EVENT : { type: 'string' } };
+    for (const t of typeof res.text === 'string' ? [res.text] : (res.text ?? [])) {
+      content[t] = { schema: t === 'text/event-stream' ? SSE_EVENT : { type: 'string' } };
+    }
     const out: Json = { description: res.description };
     if (Object.keys(content).length > 0) out['content'] = content;
     if (res.links) out['links'] = res.links;

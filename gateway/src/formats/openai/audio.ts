@@ -112,7 +112,7 @@ const speechDoc: RouteDoc = {
   responses: {
     200: {
       description: 'The audio (binary, the media type of `response_format`), or server-sent events',
-      text: 'audio/mpeg',
+      text: ['audio/mpeg', 'audio/opus', 'audio/aac', 'audio/flac', 'audio/wav', 'audio/pcm', 'text/event-stream'],
     },
   },
   errors: INFERENCE_ERRORS,
@@ -244,7 +244,7 @@ function formDoc(what: 'transcriptions' | 'translations'): RouteDoc {
           ? 'The transcription (JSON or text/plain), or server-sent events with `stream: true`'
           : 'The English text (JSON or text/plain)',
         json: z.looseObject({ text: z.string() }),
-        text: transcribe ? 'text/event-stream' : 'text/plain',
+        text: transcribe ? ['text/plain', 'text/event-stream'] : 'text/plain',
       },
     },
     errors: INFERENCE_ERRORS,

@@ -12,6 +12,17 @@ import type {
 import type { Batch, BatchCreateRequest, BatchList, BatchListQuery, BatchResultStream } from '../schemas/batches.ts';
 import type { ChatChunk, ChatRequest, ChatResponse } from '../schemas/chat.ts';
 import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
+import type {
+  ContainerCreateRequest,
+  ContainerDeleted,
+  ContainerFileDeleted,
+  ContainerFileList,
+  ContainerFileObject,
+  ContainerFileSource,
+  ContainerList,
+  ContainerListQuery,
+  ContainerObject,
+} from '../schemas/containers.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import type { EmbeddingRequest, EmbeddingResponse } from '../schemas/embeddings.ts';
 import type { FileDeleted, FileList, FileListQuery, FileObject, FileUpload } from '../schemas/files.ts';
@@ -178,6 +189,8 @@ export interface ProviderAdapter {
   files?: FileCalls;
   /** Batch jobs (OpenAI's `/v1/batches` shape); ids here are the provider's own. */
   batches?: BatchCalls;
+  /** Code-interpreter containers and their files (OpenAI's `/v1/containers` shape); ids are the provider's own. */
+  containers?: ContainerCalls;
 }
 
 /** A provider's file calls; one left out is `unsupported_operation`. Model-less: `ctx.model` is empty. */
@@ -191,12 +204,28 @@ export interface FileCalls {
 
 /** A provider's batch calls; `ctx.model` is the batch's model when the caller named one, else empty. */
 export interface BatchCalls {
+  /** Every request of a batch runs the batch's own `model` (Gemini): checking that model checks them all. */
+  oneModel?: boolean;
   create?(req: BatchCreateRequest, ctx: CallContext): Promise<Batch>;
   retrieve?(id: string, ctx: CallContext): Promise<Batch>;
   list?(query: BatchListQuery, ctx: CallContext): Promise<BatchList>;
   cancel?(id: string, ctx: CallContext): Promise<Batch>;
   /** Resolves once the results are readable (the batch ended); they then arrive as they are read. */
   results?(id: string, ctx: CallContext): Promise<BatchResultStream>;
+}
+
+/** A provider's container calls; one left out is `unsupported_operation`. Model-less: `ctx.model` is empty. */
+export interface ContainerCalls {
+  create?(req: ContainerCreateRequest, ctx: CallContext): Promise<ContainerObject>;
+  list?(query: ContainerListQuery, ctx: CallContext): Promise<ContainerList>;
+  retrieve?(id: string, ctx: CallContext): Promise<ContainerObject>;
+  delete?(id: string, ctx: CallContext): Promise<ContainerDeleted>;
+  createFile?(containerId: string, file: ContainerFileSource, ctx: CallContext): Promise<ContainerFileObject>;
+  listFiles?(containerId: string, query: ContainerListQuery, ctx: CallContext): Promise<ContainerFileList>;
+  retrieveFile?(containerId: string, fileId: string, ctx: CallContext): Promise<ContainerFileObject>;
+  deleteFile?(containerId: string, fileId: string, ctx: CallContext): Promise<ContainerFileDeleted>;
+  /** Resolves once the upstream answered 2xx; the bytes then arrive as they are read. */
+  fileContent?(containerId: string, fileId: string, ctx: CallContext): Promise<BinaryBody>;
 }
 
 /** A provider's video calls; one left out is `unsupported_operation`. Model-less calls get `ctx.model` empty. */

@@ -2,6 +2,7 @@
 import { createOpenAIStyleAdapter } from '../openai/adapter.ts';
 import { OPENAI_OPERATIONS } from '../openai/index.ts';
 import type { Operation, ProviderAdapter } from '../types.ts';
+import { azureContainers } from './containers.ts';
 import { azureEndpoints } from './endpoints.ts';
 import { azureBatches, azureFiles } from './files.ts';
 import { azureVideos } from './videos.ts';
@@ -19,5 +20,6 @@ export function createAzureProvider(): ProviderAdapter {
     videos: azureVideos,
     files: azureFiles,
     batches: azureBatches,
+    containers: azureContainers,
   };
 }

@@ -1,8 +1,9 @@
 // OpenAI: every operation, at https://api.openai.com/v1 with `Authorization: Bearer <key>`.
 import type { Operation, ProviderAdapter } from '../types.ts';
 import { createOpenAIStyleAdapter } from './adapter.ts';
-import { apiRoot, authHeaders, BEARER, rootedEndpoints } from './endpoints.ts';
 import { openAIStyleBatches } from './batches.ts';
+import { openAIStyleContainers } from './containers.ts';
+import { apiRoot, authHeaders, BEARER, rootedEndpoints } from './endpoints.ts';
 import { openAIStyleFiles, openaiHost } from './files.ts';
 import { openAIStyleVideos } from './videos.ts';
 
@@ -42,5 +43,6 @@ export function createOpenAIProvider(): ProviderAdapter {
   });
   adapter.files = openAIStyleFiles(openaiHost);
   adapter.batches = openAIStyleBatches(openaiHost);
+  adapter.containers = openAIStyleContainers(openaiHost);
   return adapter;
 }

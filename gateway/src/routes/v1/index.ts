@@ -5,9 +5,10 @@ import { unifiedFormat } from '../../formats/openai/format.ts';
 import { type OpenAIOperations, openaiOperations } from '../../formats/openai/operations.ts';
 import type { Runtime } from '../../runtime.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
-import { registerBatchRoutes } from './batches.ts';
-import { registerFileRoutes } from './files.ts';
 import { registerAudioRoutes, registerRerankOcrRoutes } from './audio.ts';
+import { registerBatchRoutes } from './batches.ts';
+import { registerContainerRoutes } from './containers.ts';
+import { registerFileRoutes } from './files.ts';
 import { registerImageRoutes } from './images.ts';
 import { registerToolExecuteRoute } from './mcp-execute.ts';
 import { registerModelsRoute } from './models.ts';
@@ -34,4 +35,5 @@ export function registerOpenAIOperations(app: FastifyInstance, rt: Runtime, ops:
   registerVideoRoutes(app, rt, ops.chat.format);
   registerFileRoutes(app, rt);
   registerBatchRoutes(app, rt);
+  registerContainerRoutes(app, rt, ops.chat.format);
 }

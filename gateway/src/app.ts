@@ -20,6 +20,7 @@ import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts'
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerMcpClientRoutes } from './routes/api/mcp.ts';
+import { registerModelRoutes } from './routes/api/models.ts';
 import { registerOAuthRoutes } from './routes/api/oauth.ts';
 import { registerOAuthCallbackRoutes } from './routes/api/oauth-callback.ts';
 import { registerConsentRoutes } from './routes/api/oauth-consent.ts';
@@ -127,6 +128,7 @@ export function buildApp(rt: Runtime): App {
   registerFamily(app, rt, { scheme: 'admin', prefix: '/api' }, (f) => {
     registerConfigRoutes(f, rt);
     registerProviderRoutes(f, rt);
+    registerModelRoutes(f, rt);
     registerLogRoutes(f, rt);
     registerPluginRoutes(f, rt);
     registerCacheRoutes(f, rt);

@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, pino } from 'pino';
-import { Agent } from 'undici';
 import { type App, buildApp } from './app.ts';
 import { type EnvSettings, loadConfigFile } from './config/load.ts';
 import type { ConfigFile } from './config/schema.ts';
@@ -20,6 +19,7 @@ import { SemanticCache } from './plugins/semantic-cache/index.ts';
 import { createTelemetry, type Telemetry } from './plugins/telemetry/index.ts';
 import { createMetrics } from './plugins/telemetry/metrics.ts';
 import { createAdapters, providerCatalog } from './providers/registry.ts';
+import { OutboundDispatcher } from './providers/shared/outbound.ts';
 import type { Runtime } from './runtime.ts';
 import { isInitialised } from './state/db/pglite-init.ts';
 import type { Db } from './state/db/types.ts';
@@ -108,7 +108,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     upgrade: upgradeHooks(env, logger),
   });
   logger.info({ ms: Date.now() - openingAt }, 'database ready');
-  let dispatcher: Agent | undefined;
+  let dispatcher: OutboundDispatcher | undefined;
   let logWriter: LogWriter | undefined;
   let mcp: Mcp | undefined;
   let telemetry: Telemetry | undefined;
@@ -132,7 +132,10 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       opts.onGeneratedAdminKey?.(generated);
     }
     const logStore = new LogStore(state.db);
-    dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
+    const upstream = new OutboundDispatcher({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
+    dispatcher = upstream;
+    // Provider calls follow /api/proxy-config on every pod (a change event reloads it).
+    state.snapshot.onProxy((p) => upstream.setProxy(p));
     const metrics = createMetrics();
     telemetry = createTelemetry({
       env: opts.processEnv ?? process.env,
@@ -173,7 +176,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       file,
       state,
       adapters: createAdapters(),
-      dispatcher,
+      dispatcher: upstream,
       logger,
       auth: buildAuthIndex(file.auth, env.adminApiKey),
       logStore,

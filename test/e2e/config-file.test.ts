@@ -27,7 +27,7 @@ describe('config.json and the database', () => {
       method: 'POST',
       body: { name: 'from-api', value: 'sk-api-0123456789abcdef', models: ['*'] },
     });
-    expect(added.status).toBe(201);
+    expect(added.status).toBe(200);
     await first.close();
 
     const second = await startTestGateway({ databaseUrl, config: config('sk-second-0123456789ab') });

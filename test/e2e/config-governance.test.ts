@@ -178,7 +178,7 @@ describe('config.json governance', () => {
         description: 'made through the API',
         value_hint: apiKey['value_hint'],
       });
-      expectEnvelope(await chat(second, bearer(API_KEY_FILE_VALUE)), 401, 'authentication_failed');
+      expectEnvelope(await chat(second, bearer(API_KEY_FILE_VALUE)), 403, 'permission_denied');
       expect((await chat(second, bearer(String(apiKey['value'])))).status).toBe(200);
     } finally {
       await second.close();

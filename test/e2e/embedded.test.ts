@@ -40,7 +40,7 @@ describe('embedded default', () => {
           body: JSON.stringify({ provider: 'openai', network_config: { base_url: fake.url } }),
         })
       ).status,
-    ).toBe(201);
+    ).toBe(200);
     expect(
       (
         await fetch(`${first.url}/api/providers/openai/keys`, {
@@ -49,7 +49,7 @@ describe('embedded default', () => {
           body: JSON.stringify({ name: 'main', value: 'sk-embedded-0123456789', models: ['*'] }),
         })
       ).status,
-    ).toBe(201);
+    ).toBe(200);
     expect(await first.stop()).toBe(0);
 
     const second = await startGatewayProcess({ ...env, GATEWAY_LOG_LEVEL: 'info' });

@@ -69,12 +69,12 @@ describe('a virtual key authenticates inference', () => {
 });
 
 describe('a virtual key that cannot be used', () => {
-  it('unknown: 401 in the envelope on every header, upstream not called', async () => {
+  it('unknown: 403 in the envelope on every header (the reference’s code), upstream not called', async () => {
     const unknown = 'sk-vk-0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
     for (const headers of [bearer(unknown), { 'x-api-key': unknown }, { 'x-gateway-vk': unknown }]) {
       const r = await chat(env.gw, headers);
-      expect(expectEnvelope(r, 401, 'authentication_failed')).toContain('unknown virtual key');
-      expect((r.body['error'] as Record<string, unknown>)['type']).toBe('authentication_error'); // envelope's error
+      expect(expectEnvelope(r, 403, 'permission_denied')).toContain('unknown virtual key');
+      expect((r.body['error'] as Record<string, unknown>)['type']).toBe('permission_error'); // envelope's error
       expect(JSON.stringify(r.body)).not.toContain(unknown);
     }
     expect(env.openai.requests).toHaveLength(0);
@@ -176,11 +176,11 @@ describe('allowed_extra_headers', () => {
 });
 
 describe('a deleted virtual key', () => {
-  it('is unknown at once (401)', async () => {
+  it('is unknown at once (403, the reference’s code)', async () => {
     const key = await createVk(env.gw, { provider_configs: [pc('openai')] });
     expect((await chat(env.gw, bearer(key.value))).status).toBe(200);
     expect((await env.gw.admin(`${VK}/${key.id}`, { method: 'DELETE' })).status).toBe(200);
-    expect(expectEnvelope(await chat(env.gw, bearer(key.value)), 401, 'authentication_failed')).toContain('unknown');
+    expect(expectEnvelope(await chat(env.gw, bearer(key.value)), 403, 'permission_denied')).toContain('unknown');
     expect(env.openai.requests).toHaveLength(1);
   });
 });

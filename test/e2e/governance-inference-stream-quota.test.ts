@@ -261,18 +261,14 @@ describe('GET /api/governance/virtual-keys/quota', () => {
     expect(JSON.stringify(q)).not.toContain(key.value);
   });
 
-  it('without x-gateway-vk, with an unknown key or with the key elsewhere: 401; an inactive key: 403', async () => {
+  it('without x-gateway-vk or with the key elsewhere: 401; an unknown or inactive key: 403', async () => {
     const key = await createVk(env.gw, { provider_configs: [pc('openai')] });
     const get = async (headers: Record<string, string>) => {
       const res = await fetch(`${env.gw.url}${QUOTA}`, { headers });
       return { status: res.status, headers: res.headers, body: (await res.json()) as Json }; // the envelope
     };
     expectEnvelope(await get({}), 401, 'authentication_failed');
-    expectEnvelope(
-      await get({ 'x-gateway-vk': 'sk-vk-not-a-real-key-0123456789abcdef' }),
-      401,
-      'authentication_failed',
-    );
+    expectEnvelope(await get({ 'x-gateway-vk': 'sk-vk-not-a-real-key-0123456789abcdef' }), 403, 'permission_denied');
     expectEnvelope(await get(bearer(key.value)), 401, 'authentication_failed');
     expectEnvelope(await get({ 'x-api-key': key.value }), 401, 'authentication_failed');
     const off = await createVk(env.gw, { is_active: false });

@@ -48,7 +48,7 @@ describe(PATH, () => {
     });
     const id = String(created['id']);
     const listed = await json(await gw.admin(PATH));
-    expect(listed).toEqual({ pricing_overrides: [created], total: 1 });
+    expect(listed).toEqual({ pricing_overrides: [created], total: 1, count: 1 });
     expect(await json(await gw.admin(`${PATH}/${id}`))).toEqual(created);
 
     const put = await gw.admin(`${PATH}/${id}`, {
@@ -61,7 +61,8 @@ describe(PATH, () => {
       scope: 'provider',
       scope_id: 'openai',
       output_cost_per_token: 0.00002,
-      cache_read_cost_per_token: null,
+      // PUT changes only what it names (the reference's partial update).
+      cache_read_cost_per_token: 0.00000125,
     });
 
     const del = await gw.admin(`${PATH}/${id}`, { method: 'DELETE' });

@@ -15,7 +15,7 @@ async function total(): Promise<unknown> {
 const RULE = {
   name: 'long-context',
   description: 'big prompts go to the long-context model',
-  condition: 'request.message_count > 20 || request.headers["x-tier"] == "premium"',
+  cel_expression: 'request.message_count > 20 || request.headers["x-tier"] == "premium"',
   targets: [
     { provider: 'anthropic', model: 'claude-sonnet-4', weight: 2 },
     { provider: 'gemini', model: 'gemini-2.5-pro', weight: 1 },
@@ -34,18 +34,24 @@ afterAll(async () => {
 });
 
 describe(PATH, () => {
-  it('creates (201), lists, reads, replaces and deletes a rule', async () => {
+  it('creates (200, as the reference), lists, reads, replaces and deletes a rule', async () => {
     const res = await gw.admin(PATH, { method: 'POST', body: RULE });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     const created = await json(res);
     expect(created).toMatchObject({ ...RULE, enabled: true, scope: 'global', scope_id: null });
     const id = String(created['id']);
-    expect(await json(await gw.admin(PATH))).toEqual({ routing_rules: [created], total: 1 });
+    expect(await json(await gw.admin(PATH))).toEqual({ routing_rules: [created], total: 1, count: 1 });
     expect(await json(await gw.admin(`${PATH}/${id}`))).toEqual(created);
 
     const put = await gw.admin(`${PATH}/${id}`, {
       method: 'PUT',
-      body: { ...created, enabled: false, scope: 'team', scope_id: teamId, condition: 'team.name == "routing-team"' },
+      body: {
+        ...created,
+        enabled: false,
+        scope: 'team',
+        scope_id: teamId,
+        cel_expression: 'team.name == "routing-team"',
+      },
     });
     expect(put.status).toBe(200);
     expect(await json(put)).toMatchObject({ id, enabled: false, scope: 'team', scope_id: teamId });
@@ -68,13 +74,13 @@ describe(PATH, () => {
       ['tier == "gold"', /unknown variable/],
       ['request.message_count', /bool/],
     ];
-    for (const [condition, message] of cases) {
+    for (const [cel_expression, message] of cases) {
       const err = await expectApiError(
-        await gw.admin(PATH, { method: 'POST', body: { ...RULE, condition } }),
+        await gw.admin(PATH, { method: 'POST', body: { ...RULE, cel_expression } }),
         400,
         'invalid_request',
       );
-      expect(err['param']).toBe('condition');
+      expect(err['param']).toBe('cel_expression');
       expect(String(err['message'])).toMatch(message);
     }
     expect(await total()).toBe(0);
@@ -83,12 +89,12 @@ describe(PATH, () => {
   it('answers every other bad body with 400 naming the field, storing nothing', async () => {
     const cases: [unknown, string][] = [
       [{}, 'name'],
-      [{ ...RULE, condition: undefined }, 'condition'],
+      [{ ...RULE, cel_expression: undefined }, 'cel_expression'],
       [{ ...RULE, targets: [] }, 'targets'],
       [{ ...RULE, targets: Array.from({ length: 21 }, (_, i) => ({ provider: 'openai', model: `m${i}` })) }, 'targets'],
       [{ ...RULE, targets: [{ provider: 'openai', model: 'gpt-4o', weight: 0 }] }, 'targets[0].weight'],
       [{ ...RULE, targets: [{ provider: 'nosuch', model: 'x' }] }, 'targets[0].provider'],
-      [{ ...RULE, targets: [{ model: 'x' }] }, 'targets[0].provider'],
+      [{ ...RULE, targets: [{ provider: 'openai', model: 'x', key_id: 'k1' }] }, 'targets[0].key_id'],
       [{ ...RULE, fallbacks: ['gpt-4o'] }, 'fallbacks[0]'],
       [{ ...RULE, fallbacks: ['nosuch/x'] }, 'fallbacks[0]'],
       [{ ...RULE, fallbacks: Array.from({ length: 11 }, (_, i) => `openai/m${i}`) }, 'fallbacks'],
@@ -119,7 +125,7 @@ describe(PATH, () => {
       'conflict',
     );
     await expectApiError(
-      await gw.admin(`${PATH}/${id}`, { method: 'PUT', body: { ...RULE, name: 'a', condition: '(' } }),
+      await gw.admin(`${PATH}/${id}`, { method: 'PUT', body: { ...RULE, name: 'a', cel_expression: '(' } }),
       400,
       'invalid_request',
     );

@@ -108,7 +108,7 @@ describe('/api/providers', () => {
       method: 'POST',
       body: { provider: 'openai', network_config: { base_url: 'http://127.0.0.1:9' } },
     });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(200);
     const body = await json(created);
     expect(body).toMatchObject({ name: 'openai', network_config: { base_url: 'http://127.0.0.1:9' }, source: 'api' });
     expect(body).not.toHaveProperty('keys');
@@ -167,7 +167,7 @@ describe('/api/providers/{provider}/keys', () => {
       method: 'POST',
       body: { name: 'primary', value: secret, models: ['*'], weight: 2, aliases: { small: 'mistral-small-latest' } },
     });
-    expect(add.status).toBe(201);
+    expect(add.status).toBe(200);
     const key = await json(add);
     expect(key).toMatchObject({
       name: 'primary',
@@ -239,7 +239,7 @@ describe('/api/providers/{provider}/keys', () => {
         aliases: { claude: 'arn:aws:bedrock:us-east-1:123:inference-profile/x' },
       },
     });
-    expect(add.status).toBe(201);
+    expect(add.status).toBe(200);
     const key = await json(add);
     expect(JSON.stringify(key)).not.toContain('abcdefghijklmnopqrstuvwxyz0123456789ABCD');
     expect(key['bedrock_key_config']).toMatchObject({ region: 'us-east-1', secret_key: 'abcd********ABCD' });

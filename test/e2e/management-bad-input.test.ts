@@ -12,7 +12,7 @@ beforeAll(async () => {
   const fs = { name: 'fs', connection_type: 'http', connection_string: 'http://127.0.0.1:9/mcp', disabled: true };
   expect((await gw.admin('/api/mcp/client', { method: 'POST', body: fs })).status).toBe(200);
   for (const provider of ['openai', 'azure', 'bedrock']) {
-    expect((await gw.admin('/api/providers', { method: 'POST', body: { provider } })).status).toBe(201);
+    expect((await gw.admin('/api/providers', { method: 'POST', body: { provider } })).status).toBe(200);
   }
 });
 afterAll(async () => {
@@ -276,7 +276,7 @@ describe('management create endpoints refuse hostile values', () => {
       expect(await list(ep.list), ep.name).toEqual(before);
       // The base body itself is valid: the 400s came from the hostile values.
       const ok = await call(ep.create, 'POST', ep.body);
-      expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(201);
+      expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(ep.create.includes('pricing-overrides') ? 201 : 200);
     });
   }
 
@@ -290,7 +290,7 @@ describe('management create endpoints refuse hostile values', () => {
 
   it('free-text fields keep tabs and line breaks; names do not', async () => {
     const team = await call('/api/governance/teams', 'POST', { name: 'multi', description: 'a\n\tb\r\nc' });
-    expect(team.status).toBe(201);
+    expect(team.status).toBe(200);
     expect(team.body['description']).toBe('a\n\tb\r\nc');
     const named = await call('/api/governance/teams', 'POST', { name: 'multi\r\nline' });
     expect(named.status).toBe(400);
@@ -370,7 +370,7 @@ describe('provider key values are header-safe', () => {
       value: 'sk-good-0123456789abcdef',
       models: ['*'],
     });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(200);
     const stored = () => gw.rt.state.snapshot.providers.get('openai')?.keysById.get('k-update')?.value;
     expect(stored()).toBe('sk-good-0123456789abcdef');
     for (const value of ['sk-\u0000', 'sk-a\r\nb']) {

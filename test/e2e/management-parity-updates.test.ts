@@ -197,7 +197,6 @@ describe('routing rules', () => {
     const rule = await json(res);
     expect(rule).toMatchObject({
       cel_expression: 'request.model == "gpt-4o"',
-      condition: 'request.model == "gpt-4o"',
       targets: [
         { model: 'gpt-4o-mini', weight: 0.7 },
         { provider: 'openai', weight: 0.3 },

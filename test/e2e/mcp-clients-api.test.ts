@@ -177,7 +177,7 @@ describe('/api/mcp/client', () => {
     const c = await send('POST', '/api/mcp/client', { ...base, name: 'granted', disabled: true });
     const id = String((c.body['client'] as Json)['client_id']);
     const key = await send('POST', '/api/governance/virtual-keys', vk('holder'));
-    expect(key.status).toBe(201);
+    expect(key.status).toBe(200);
     const listed = (await send('GET', `/api/mcp/client/${id}`)).body['vk_configs'];
     expect(listed).toEqual([
       {

@@ -39,7 +39,7 @@ describe('change events across pods', () => {
       method: 'POST',
       body: { name: 'k', value: 'sk-shared-0123456789abcdef', models: ['*'] },
     });
-    expect(key.status).toBe(201);
+    expect(key.status).toBe(200);
     await until(() => (b.rt.state.snapshot.providers.get('openai')?.keys.length ?? 0) === 1, 200);
 
     const client = new OpenAI({ baseURL: `${b.url}/v1`, apiKey: INFERENCE_TOKEN, maxRetries: 0 });

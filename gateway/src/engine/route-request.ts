@@ -2,6 +2,7 @@
 // configs, fallbacks, and the virtual key's allow-lists (deny by default, the rule named in the error).
 import { allowCandidate, type Candidate, routeUnprefixed } from '../governance/admission.ts';
 import type { Owners } from '../governance/limits.ts';
+import type { RoutingTarget } from '../governance/model.ts';
 import { pickTarget, routingInput } from '../governance/routing-rules.ts';
 import type { Principal } from '../http/auth.ts';
 import { GatewayError } from '../http/errors.ts';
@@ -54,7 +55,7 @@ export function routeRequest(
     for (const e of sel.errors) rt.logger.warn(e, 'routing rule skipped');
     const target = sel.rule && pickTarget(sel.rule.targets, rt.random);
     if (sel.rule && target) {
-      primary = `${target.provider}/${target.model}`;
+      primary = targetModel(target, model);
       rest = fallbacks ?? sel.rule.fallbacks;
       ruleId = sel.rule.id;
     }
@@ -89,6 +90,14 @@ export function routeRequest(
     else rt.logger.info({ virtual_key: vk.name, rule: r.error.rule }, `fallback skipped: ${r.error.message}`);
   });
   return { owners, candidates, ruleId };
+}
+
+/** A rule's target as a model reference: what it leaves out comes from the request (`<provider>/<model>` or a bare model). */
+export function targetModel(target: RoutingTarget, requested: string): string {
+  const slash = requested.indexOf('/');
+  const provider = target.provider ?? (slash > 0 ? requested.slice(0, slash) : undefined);
+  const name = target.model ?? (slash > 0 ? requested.slice(slash + 1) : requested);
+  return provider === undefined ? name : `${provider}/${name}`;
 }
 
 function denied(rt: Runtime, rule: string, message: string): GatewayError {

@@ -73,8 +73,10 @@ export interface Team {
 export type Customer = Team;
 
 export interface RoutingTarget {
-  provider: string;
-  model: string;
+  /** Absent: the request's own provider. */
+  provider?: string;
+  /** Absent: the request's own model. */
+  model?: string;
   weight: number;
 }
 

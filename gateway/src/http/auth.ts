@@ -152,7 +152,10 @@ function bearer(secret: string, index: AuthIndex, storedHashes: ReadonlySet<stri
   throw rawKeyError(where);
 }
 
-/** Resolves a virtual key value: unknown 401, inactive or expired 403. */
+/**
+ * Resolves a virtual key value. Unknown, inactive or expired: 403, as the reference answers (issue 14); a credential
+ * that is no virtual key at all stays an authentication error (401).
+ */
 export function virtualKey(value: string, lookupVk: VirtualKeyLookup, nowMs: number): Principal {
   if (!isVirtualKey(value)) throw unknownVirtualKey();
   const vk = lookupVk(sha256Hex(value));
@@ -183,5 +186,5 @@ function rawKeyError(header: string): GatewayError {
 }
 
 function unknownVirtualKey(): GatewayError {
-  return new GatewayError('authentication_failed', 'unknown virtual key');
+  return new GatewayError('permission_denied', 'unknown virtual key');
 }

@@ -201,7 +201,6 @@ export const RoutingRuleView = z
     description: z.string(),
     enabled: z.boolean(),
     cel_expression: z.string(),
-    condition: z.string().describe('the old name of cel_expression (same value)'),
     targets: z.array(
       z.strictObject({
         provider: z.string().optional().describe('absent: the request’s provider'),

@@ -5,6 +5,7 @@ import { ClientConfig as ClientConfigSchema } from '../config/schema.ts';
 import type { SecretBox } from '../crypto/secretbox.ts';
 import type { GovernanceModel } from '../governance/model.ts';
 import type { McpClientRecord } from '../mcp/types.ts';
+import type { OutboundProxy } from '../providers/shared/outbound.ts';
 import type { NetworkConfig, ProviderKey } from '../providers/types.ts';
 import { messageOf } from '../util/errors.ts';
 import type { Db } from './db/types.ts';
@@ -18,6 +19,7 @@ import { readMcpClients } from './services/mcp/rows.ts';
 import { toNetworkConfig } from './services/network.ts';
 import { type PluginRow, readPluginRows } from './services/plugins/index.ts';
 import type { ProviderRow } from './services/providers.ts';
+import { readOutboundProxy } from './services/proxy-config.ts';
 
 export interface ProviderEntry {
   name: string;
@@ -54,6 +56,8 @@ export class Snapshot {
   adminKeyHashes = new Set<string>();
   /** Stored plugin settings by name; a built-in plugin without a row runs with its defaults (plugins/host.ts). */
   plugins = new Map<string, PluginRow>();
+  /** The outbound proxy provider calls use (`/api/proxy-config`), undefined when they go direct. */
+  proxy: OutboundProxy | undefined = undefined;
   /** Incremented on every change; lets caches keyed on the snapshot know they are stale. */
   version = 0;
 
@@ -90,6 +94,7 @@ export class Snapshot {
     }
     this.providers = next;
     this.client = await readClientConfig(this.db, this.droppedClientFields);
+    await this.reloadProxy();
     this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
     await this.governanceChanged(undefined);
     await this.reloadMcpClients();
@@ -104,6 +109,7 @@ export class Snapshot {
         break;
       case 'client_config':
         this.client = await readClientConfig(this.db, this.droppedClientFields);
+        await this.reloadProxy();
         break;
       case 'admin_keys':
         this.adminKeyHashes = new Set(await readAdminKeyHashes(this.db));
@@ -178,6 +184,26 @@ export class Snapshot {
     const clients = await readMcpClients(this.db, this.box, this.log);
     this.mcpClients = new Map(clients.map((c) => [c.id, c]));
     for (const fn of this.mcpListeners) fn();
+  }
+
+  private readonly proxyListeners = new Set<(p: OutboundProxy | undefined) => void>();
+  /** The proxy's settings as last applied (a full reload applies an unchanged proxy to nobody). */
+  private proxyKey = 'undefined';
+
+  /** Calls `fn` with the proxy now and after every change of it (the outbound dispatcher switches). */
+  onProxy(fn: (p: OutboundProxy | undefined) => void): () => void {
+    this.proxyListeners.add(fn);
+    fn(this.proxy);
+    return () => this.proxyListeners.delete(fn);
+  }
+
+  private async reloadProxy(): Promise<void> {
+    const next = await readOutboundProxy(this.db, this.box);
+    const key = JSON.stringify(next) ?? 'undefined';
+    if (key === this.proxyKey) return;
+    this.proxyKey = key;
+    this.proxy = next;
+    for (const fn of this.proxyListeners) fn(next);
   }
 
   private readonly pluginListeners = new Set<() => void>();

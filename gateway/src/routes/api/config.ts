@@ -1,12 +1,34 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { ClientConfig } from '../../config/schema.ts';
 import type { Runtime } from '../../runtime.ts';
-import { ClientConfigPut, ClientConfigView } from '../../schemas/api-views.ts';
+import { ProxyConfigView } from '../../schemas/management-views.ts';
+import { ConfigPutBody, FRAMEWORK_CONFIG_VIEW } from '../../state/services/client-config.ts';
+import { ProxyConfigService } from '../../state/services/proxy-config.ts';
 import { GATEWAY_VERSION } from '../../version.ts';
+import { registerPricingRoutes } from './pricing.ts';
+import { registerProxyConfigRoutes } from './proxy-config.ts';
 
 const tags = ['Configuration'];
 
+const FrameworkConfigView = z.strictObject({ pricing_url: z.null(), pricing_sync_interval: z.null() });
+const ConfigView = z.strictObject({
+  client_config: ClientConfig,
+  framework_config: FrameworkConfigView.describe('no remote price sheet: prices are the shipped table and overrides'),
+  proxy_config: ProxyConfigView,
+  is_db_connected: z.boolean(),
+  is_cache_connected: z.boolean().describe('Redis (or the in-process coordinator) answers'),
+  is_logs_connected: z.boolean().describe('request logs live in the same database'),
+  restart_required: z.strictObject({ required: z.boolean() }),
+});
+const ConfigPutView = z.strictObject({
+  status: z.literal('success'),
+  message: z.string(),
+  client_config: ClientConfig,
+});
+
 export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
+  const proxy = new ProxyConfigService(rt.state.db, rt.state.box, (e) => rt.state.publish(e));
   app.get(
     '/version',
     {
@@ -28,13 +50,28 @@ export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
       config: {
         openapi: {
           operationId: 'getConfig',
-          summary: 'Get the client settings',
+          summary: 'Get the configuration',
+          description: 'The client settings, the outbound proxy (password redacted) and the stores’ state.',
           tags,
-          responses: { 200: { description: 'The client settings', json: ClientConfigView } },
+          responses: { 200: { description: 'The configuration', json: ConfigView } },
         },
       },
     },
-    async () => ({ client_config: await rt.state.clientConfig.get() }),
+    async () => {
+      const client_config = await rt.state.clientConfig.get();
+      const cache = await rt.state.coord.healthy().catch(() => false);
+      return {
+        client_config,
+        framework_config: FRAMEWORK_CONFIG_VIEW,
+        proxy_config: await proxy.get(),
+        // Both were just read from the database.
+        is_db_connected: true,
+        is_cache_connected: cache,
+        is_logs_connected: true,
+        // Every setting applies on every pod without a restart.
+        restart_required: { required: false },
+      };
+    },
   );
   app.put(
     '/config',
@@ -43,13 +80,21 @@ export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
         openapi: {
           operationId: 'updateConfig',
           summary: 'Replace the client settings',
-          description: 'Omitted fields take their defaults.',
+          description:
+            'Omitted client settings take their defaults; a body without `client_config` keeps them. The ' +
+            'framework settings only take empty values (no remote price sheet); `auth_config` is refused.',
           tags,
-          body: ClientConfigPut,
-          responses: { 200: { description: 'The stored client settings', json: ClientConfigView } },
+          body: ConfigPutBody,
+          responses: { 200: { description: 'The stored client settings', json: ConfigPutView } },
         },
       },
     },
-    async (req) => ({ client_config: await rt.state.clientConfig.put(req.body) }),
+    async (req) => ({
+      status: 'success',
+      message: 'configuration updated',
+      client_config: await rt.state.clientConfig.put(req.body),
+    }),
   );
+  registerProxyConfigRoutes(app, rt);
+  registerPricingRoutes(app, rt);
 }

@@ -12,6 +12,7 @@ import {
   ProviderParams,
   ProviderView,
 } from '../../schemas/api-views.ts';
+import { AllKeysView } from '../../schemas/management-views.ts';
 import { partialUpdate } from '../../state/services/partial.ts';
 import { ProviderInput } from '../../state/services/providers.ts';
 import { partialBody } from './governance/crud.ts';
@@ -114,6 +115,15 @@ export function registerProviderRoutes(app: FastifyInstance, rt: Runtime): void 
     },
   );
 
+  app.get(
+    '/keys',
+    doc({
+      operationId: 'listKeys',
+      summary: 'List every provider’s keys (values redacted)',
+      responses: { 200: { description: 'Every key, with its provider', json: AllKeysView } },
+    }),
+    async () => svc.listAllKeys(),
+  );
   app.get<P>(
     '/providers/:provider/keys',
     doc({

@@ -11,7 +11,31 @@ const REMOVED_FIELDS: Record<string, string> = {
     'allow_direct_keys was removed in 1.5.0: direct provider keys are never accepted; pin a registered key with x-gateway-key-id / x-gateway-key-name or use virtual keys',
 };
 
-const PutBody = z.strictObject({ client_config: z.record(z.string(), z.unknown()) });
+/**
+ * The reference's framework settings: a remote price sheet (`pricing_url`) synced every `pricing_sync_interval`
+ * seconds. This gateway prices from its shipped table and the pricing overrides, so both can only be empty; the
+ * object is accepted so that a GET view sent back (or a reference client's body without them) goes through.
+ */
+const NO_PRICE_SHEET =
+  'this gateway prices from its shipped table and pricing overrides (no remote price sheet); use /api/governance/pricing-overrides';
+export const FrameworkConfigInput = z.strictObject({
+  id: z.unknown().optional().describe('ignored (read-only)'),
+  pricing_url: z.string().max(0, NO_PRICE_SHEET).nullish().describe('must be empty or null'),
+  pricing_sync_interval: z
+    .number()
+    .nullish()
+    .refine((v) => v == null, NO_PRICE_SHEET)
+    .describe('must be null'),
+});
+const AUTH_CONFIG =
+  'auth_config is not supported: the management API authenticates admin API keys (config.json auth.admin_api_keys, GATEWAY_ADMIN_API_KEY)';
+
+export const ConfigPutBody = z.strictObject({
+  client_config: z.record(z.string(), z.unknown()).optional(),
+  framework_config: FrameworkConfigInput.nullish(),
+});
+/** What GET shows of the framework settings: nothing is configured (see FrameworkConfigInput). */
+export const FRAMEWORK_CONFIG_VIEW = { pricing_url: null, pricing_sync_interval: null } as const;
 
 export class ClientConfigService {
   private readonly db: Db;
@@ -25,10 +49,17 @@ export class ClientConfigService {
     return readClientConfig(this.db);
   }
 
-  /** PUT /api/config: replaces the client settings; omitted fields take their defaults. */
+  /**
+   * PUT /api/config: replaces the client settings (omitted fields take their defaults); a body without
+   * `client_config` keeps them.
+   */
   async put(body: unknown): Promise<ClientConfig> {
-    const shape = PutBody.safeParse(body);
+    if (body && typeof body === 'object' && 'auth_config' in body) {
+      throw new StateError('invalid', AUTH_CONFIG, 'auth_config');
+    }
+    const shape = ConfigPutBody.safeParse(body);
     if (!shape.success) throw invalidInput(shape.error);
+    if (shape.data.client_config === undefined) return this.get();
     const cfg = parseClientConfig(shape.data.client_config, 'client_config');
     await this.write(cfg);
     return cfg;

@@ -16,6 +16,8 @@ export interface MergeRules {
   readOnly?: readonly string[];
   /** Old name -> current name: a body using the old name replaces the stored field of the current name. */
   aliases?: Readonly<Record<string, string>>;
+  /** Fields of which one at most is set (a virtual key's team or customer): naming one clears the others. */
+  exclusive?: readonly (readonly string[])[];
 }
 
 /** The write's precondition: the row still carries the `updated_at` its view was read with. */
@@ -41,7 +43,11 @@ export function mergeUpdate(stored: Record<string, unknown>, body: unknown, rule
   const base = { ...stored };
   for (const f of rules.readOnly ?? []) delete base[f];
   for (const [old] of Object.entries(rules.aliases ?? {})) delete base[old];
-  return { ...base, ...renameAliases(body, rules.aliases) };
+  const named = renameAliases(body, rules.aliases);
+  for (const group of rules.exclusive ?? []) {
+    if (group.some((f) => named[f] != null)) for (const f of group) if (!(f in named)) delete base[f];
+  }
+  return { ...base, ...named };
 }
 
 /** A write refused because the row changed after its view was read (the partial update redoes its merge). */

@@ -118,6 +118,14 @@ export class ProviderService {
     return rows.map((r) => keyView(r, this.secrets(r)));
   }
 
+  /** Every key of every provider (values redacted), each with its provider. */
+  async listAllKeys(): Promise<Record<string, unknown>[]> {
+    const { rows } = await this.deps.db.query<KeyRow & Record<string, unknown>>(
+      'SELECT * FROM provider_keys ORDER BY provider, created_at, name',
+    );
+    return rows.map((r) => ({ ...keyView(r, this.secrets(r)), provider: r.provider }));
+  }
+
   async getKey(provider: string, id: string): Promise<Record<string, unknown>> {
     const r = await this.keyRow(this.deps.db, provider, id);
     return keyView(r, this.secrets(r));

@@ -17,7 +17,10 @@ import { partialUpdate } from '../../../state/services/partial.ts';
 import { byId, partialBody } from './crud.ts';
 
 /** The view's fields that are not inputs. */
-const VIRTUAL_KEY_MERGE = { readOnly: ['value_hint', 'source', 'owner_ref', 'created_at', 'updated_at'] };
+const VIRTUAL_KEY_MERGE = {
+  readOnly: ['value_hint', 'source', 'owner_ref', 'created_at', 'updated_at'],
+  exclusive: [['team_id', 'customer_id']],
+};
 
 type I = { Params: { id: string } };
 const API = { source: 'api' } as const;

@@ -296,8 +296,6 @@ function ruleView(r: RuleRow): Record<string, unknown> {
     description: r.description,
     enabled: r.enabled,
     cel_expression: r.condition,
-    /** The old name, kept in answers for clients of the earlier shape. */
-    condition: r.condition,
     targets: r.targets,
     fallbacks: r.fallbacks,
     scope: r.scope,

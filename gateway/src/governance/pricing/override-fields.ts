@@ -48,24 +48,10 @@ type UnitFields = { [K in UnitPriceField]?: z.infer<(typeof UNIT_PRICE_FIELDS)[K
 
 /** The unit prices an override sets, as ModelPrice keys; undefined when it sets none. */
 export function unitPricesOf(o: UnitFields): Partial<ModelPrice> | undefined {
-  const out: Partial<ModelPrice> = {};
-  const image = o.output_cost_per_image;
-  if (image != null) out.image = image;
-  const variants = o.output_cost_per_image_variants;
-  if (variants != null) out.image_variants = variants;
-  const numeric: [UnitPriceField, Exclude<UnitKey, 'image' | 'image_variants'>][] = [
-    ['input_cost_per_audio_per_second', 'audio_input_second'],
-    ['output_cost_per_audio_per_second', 'audio_output_second'],
-    ['input_cost_per_character', 'character'],
-    ['cost_per_page', 'page'],
-    ['output_cost_per_video_per_second', 'video_second'],
-    ['cost_per_search_unit', 'search_unit'],
-  ];
-  for (const [field, key] of numeric) {
-    const v = o[field];
-    if (typeof v === 'number') out[key] = v;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+  const out: Record<string, unknown> = {};
+  for (const [field, key] of UNIT_PRICE_COLUMNS) if (o[field] != null) out[key] = o[field];
+  // Each API field's schema has the type of the ModelPrice key it sets (UNIT_PRICE_COLUMNS pairs them).
+  return Object.keys(out).length > 0 ? (out as Partial<ModelPrice>) : undefined;
 }
 
 /** The API's unit fields of stored unit prices (null for each one not set). */

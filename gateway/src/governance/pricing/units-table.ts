@@ -39,6 +39,18 @@ function gptImageGrid(low: [number, number], medium: [number, number], high: [nu
 
 const PER_MINUTE = 1 / 60;
 
+/** Titan Image Generator v1 and v2 list the same prices. */
+const TITAN_IMAGE = units({
+  image: 0.01,
+  image_variants: {
+    'standard/512x512': 0.008,
+    'standard/1024x1024': 0.01,
+    'premium/512x512': 0.01,
+    'premium/1024x1024': 0.012,
+    premium: 0.012,
+  },
+});
+
 export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   openai: {
     'dall-e-2': units({ image: 0.02, image_variants: { '256x256': 0.016, '512x512': 0.018, '1024x1024': 0.02 } }),
@@ -92,26 +104,8 @@ export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelP
     'imagen-3.0-fast-generate': units({ image: 0.02 }),
   },
   bedrock: {
-    'amazon.titan-image-generator-v2': units({
-      image: 0.01,
-      image_variants: {
-        'standard/512x512': 0.008,
-        'standard/1024x1024': 0.01,
-        'premium/512x512': 0.01,
-        'premium/1024x1024': 0.012,
-        premium: 0.012,
-      },
-    }),
-    'amazon.titan-image-generator-v1': units({
-      image: 0.01,
-      image_variants: {
-        'standard/512x512': 0.008,
-        'standard/1024x1024': 0.01,
-        'premium/512x512': 0.01,
-        'premium/1024x1024': 0.012,
-        premium: 0.012,
-      },
-    }),
+    'amazon.titan-image-generator-v2': TITAN_IMAGE,
+    'amazon.titan-image-generator-v1': TITAN_IMAGE,
     'amazon.nova-canvas': units({
       image: 0.04,
       image_variants: { premium: 0.06, 'standard/2048x2048': 0.06, 'premium/2048x2048': 0.08 },

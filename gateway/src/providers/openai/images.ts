@@ -10,7 +10,6 @@ import type {
   ImagesResponse,
   ImageVariationRequest,
 } from '../../schemas/images.ts';
-import { isRecord } from '../../util/records.ts';
 import { ProviderError } from '../errors.ts';
 import { encodeForm, type FormPart } from '../shared/form-body.ts';
 import { bodyReadError, send, sendForText } from '../shared/http.ts';
@@ -19,7 +18,7 @@ import type { CallContext } from '../types.ts';
 import { upstreamBody } from './body.ts';
 import type { OpenAIRoute, OpenAIStyleEndpoints } from './endpoints.ts';
 import { embeddedError, parseOpenAIError } from './errors.ts';
-import { callJson } from './request.ts';
+import { callJson, jsonAnswer } from './request.ts';
 import { openStream } from './stream.ts';
 
 const hasData = (v: Record<string, unknown>) => Array.isArray(v['data']);
@@ -87,19 +86,7 @@ async function sendImageForm(
   parts: FormPart[],
 ): Promise<ImagesResponse> {
   const text = await sendForText(ctx, formRequest(ep, route, ctx, parts), parseOpenAIError);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new ProviderError('bad_response', `upstream ${route} answer is not JSON`, { cause: err });
-  }
-  const failure = embeddedError(parsed);
-  if (failure) throw failure;
-  if (!isRecord(parsed) || !hasData(parsed)) {
-    throw new ProviderError('bad_response', `upstream ${route} answer has an unexpected shape`);
-  }
-  // `data` is an array (checked): the rest of OpenAI's answer shape passes on as sent.
-  return parsed as ImagesResponse;
+  return jsonAnswer<ImagesResponse>(text, route, hasData);
 }
 
 export function imageEdit(ep: OpenAIStyleEndpoints, req: ImageEditRequest, ctx: CallContext): Promise<ImagesResponse> {

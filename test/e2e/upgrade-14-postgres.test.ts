@@ -58,6 +58,22 @@ describe('dry run', () => {
   });
 });
 
+describe('a store that cannot come across as it is', () => {
+  it('stops the start naming the rows, and leaves the 1.4.x store untouched', async () => {
+    const url = await createTestDatabase();
+    await restoreDump(url);
+    // A secret 1.4.x encrypted with its own key cannot be decrypted here: carrying the key would lose it.
+    await sql(url, "UPDATE config_keys SET encryption_status = 'encrypted' WHERE name = 'anthropic-main'");
+    const before = await tables(url);
+    const rows = await sql(url, 'SELECT * FROM governance_virtual_key_provider_configs ORDER BY id');
+    await expect(startTestGateway({ databaseUrl: url })).rejects.toThrow(
+      /cannot be upgraded as it is \(nothing was changed.*\n.*provider key anthropic\/anthropic-main: its secrets are encrypted/,
+    );
+    expect(await tables(url)).toEqual(before);
+    expect(await sql(url, 'SELECT * FROM governance_virtual_key_provider_configs ORDER BY id')).toEqual(rows);
+  });
+});
+
 describe('upgrade of the 1.4.19 Postgres store', () => {
   let url: string;
   let gw: TestGateway;

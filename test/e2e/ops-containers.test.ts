@@ -71,7 +71,7 @@ beforeEach(() => {
 
 const CSV = 'x,y\n1,2\n3,4\n';
 
-function post(path: string, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
+function post(path: string, body: string | FormData, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${gw.url}${path}`, {
     method: 'POST',
     body,

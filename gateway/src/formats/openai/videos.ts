@@ -2,7 +2,9 @@
 // multipart form OpenAI's SDK sends, run through the inference core, answered with the gateway's video id
 // `<native id>:<provider>` so the same id comes back to retrieve, download, remix and delete.
 import { formatIssues } from '../../config/issues.ts';
+import type { OperationSpec } from '../../engine/operations.ts';
 import { type VideoRemixRequest, videoCreateOp, videoRemixOp } from '../../engine/ops/videos.ts';
+import { rememberResourceKey } from '../../engine/resource-call.ts';
 import { type ExtraFields, GatewayError } from '../../http/errors.ts';
 import { Form, type FormFile, type FormLimits } from '../../http/multipart.ts';
 import type { Runtime } from '../../runtime.ts';
@@ -86,13 +88,34 @@ function rememberSource(rt: Runtime, provider: string, job: VideoJob, extra: Ext
   });
 }
 
+/**
+ * The key that made a job is remembered (as model-less calls remember theirs), so retrieve, download, remix and
+ * delete go straight to the account that holds the video instead of trying keys in turn.
+ */
+function remembering<Req>(rt: Runtime, spec: OperationSpec<Req, VideoJob, never>): OperationSpec<Req, VideoJob, never> {
+  return {
+    ...spec,
+    unary: (a) => {
+      const fn = spec.unary(a);
+      return (
+        fn &&
+        (async (req, ctx) => {
+          const job = await fn(req, ctx);
+          await rememberResourceKey(rt, ctx.provider, { kind: 'video', id: job.id }, ctx.key.id);
+          return job;
+        })
+      );
+    },
+  };
+}
+
 export function videoCreateOperation(
   format: WireFormat,
   rt: Runtime,
 ): FormatOperation<VideoCreateRequest, VideoJob, never> {
   return {
     format,
-    spec: videoCreateOp,
+    spec: remembering(rt, videoCreateOp),
     multipart: VIDEO_FORM_LIMITS,
     doc: {
       operationId: 'videoGeneration',
@@ -134,7 +157,7 @@ export function videoRemixOperation(
 ): FormatOperation<VideoRemixRequest, VideoJob, never> {
   return {
     format,
-    spec: videoRemixOp,
+    spec: remembering(rt, videoRemixOp),
     doc: {
       operationId: 'videoRemix',
       summary: 'Remix a finished video with a new prompt (a new job, under the source video’s model)',

@@ -4,6 +4,7 @@ import { collectPages } from '../shared/pages.ts';
 import { pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createGoogleChat, type GoogleMethod } from './adapter.ts';
+import { geminiBatches } from './batches.ts';
 import {
   type BatchEmbedResponse,
   fromBatchEmbedResponse,
@@ -12,6 +13,7 @@ import {
   toModelInfos,
 } from './embeddings.ts';
 import { sendGoogleJson } from './errors.ts';
+import { geminiFiles } from './files.ts';
 import { googleImages } from './images.ts';
 import { geminiNativeCalls } from './native.ts';
 import { googleSpeech } from './speech.ts';
@@ -65,6 +67,8 @@ export function createGeminiProvider(name: string): ProviderAdapter {
       modelPath: geminiModelPath,
     }),
     videos: geminiVideos(base, auth),
+    files: geminiFiles({ base, auth }),
+    batches: geminiBatches({ base, auth }, geminiModelPath),
     ...googleImages({
       model: (ctx) => ctx.model,
       url: (ctx, model, method) => geminiUrl(base(ctx), model, method),

@@ -75,7 +75,8 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
             if (!create) return undefined;
             return async (ctx) => {
               const pc = vk?.provider_configs.find((c) => c.provider === ctx.provider);
-              const rule = vk && batchRule(vk.name, pc, body);
+              // A batch of one model (Gemini) had that model checked with the call; its lines cannot name another.
+              const rule = vk && !a.batches?.oneModel ? batchRule(vk.name, pc, body) : undefined;
               if (rule) await checkBatchInput(body, rule, fileReader(a, body, ctx), ctx.network.max_response_bytes);
               return create.call(a.batches, body, ctx);
             };

@@ -1,0 +1,177 @@
+// Files on the Gemini API in OpenAI's file shapes. An upload uses Google's resumable protocol: a `start` call
+// opens the session, then the caller's bytes go up in chunks of UPLOAD_CHUNK_BYTES as they arrive (the size is
+// not known before the form ends, and no chunk is held beyond one), the last with `upload, finalize`. A form
+// that fails (too large, no purpose) never sends the finalize, so Google keeps nothing. Content can be
+// downloaded only for files Gemini generated (a batch's results); the refusal for uploads is Google's own.
+import type { FileDeleted, FileList, FileObject } from '../../schemas/files.ts';
+import { epochOrNull, epochSeconds } from '../anthropic/files.ts';
+import { ProviderError } from '../errors.ts';
+import { badShape, MAX_FILE_DOWNLOAD_BYTES } from '../openai/files.ts';
+import { binaryAnswer } from '../shared/binary.ts';
+import { joinUrl, type UpstreamRequest, type UpstreamResponse } from '../shared/http.ts';
+import { pathSegment } from '../shared/url.ts';
+import type { CallContext, FileCalls } from '../types.ts';
+import { sendGoogle } from './errors.ts';
+
+type Ctx = Pick<CallContext, 'key' | 'network'>;
+type Json = Record<string, unknown>;
+
+/** Google's resumable uploads take chunks in multiples of 256 KiB; 8 MiB keeps the calls few and memory flat. */
+export const UPLOAD_CHUNK_BYTES = 8 * 1024 * 1024;
+
+export interface GoogleApi {
+  base(ctx: Ctx): string;
+  auth(ctx: Ctx): Record<string, string>;
+}
+
+/** `files/abc` (Gemini's name, returned as the id) or the bare `abc`, as the `files/abc` resource path. */
+export function resourcePath(collection: string, id: string): string {
+  const bare = id.startsWith(`${collection}/`) ? id.slice(collection.length + 1) : id;
+  return `${collection}/${pathSegment(bare)}`;
+}
+
+export async function googleJson(ctx: CallContext, req: UpstreamRequest): Promise<Json> {
+  return jsonOf(await sendGoogle(ctx, req));
+}
+
+async function jsonOf(res: UpstreamResponse): Promise<Json> {
+  let v: unknown;
+  try {
+    v = await res.body.json();
+  } catch (err) {
+    if (err instanceof ProviderError) throw err;
+    throw new ProviderError('bad_response', 'upstream returned a body that is not JSON', { cause: err });
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badShape('answer');
+  return v as Json; // a non-array object, checked above
+}
+
+export function geminiFiles(api: GoogleApi): FileCalls {
+  const v1 = (ctx: Ctx, path: string) => joinUrl(api.base(ctx), `/v1beta/${path}`);
+  const json = (ctx: Ctx) => ({ ...api.auth(ctx), 'content-type': 'application/json' });
+  return {
+    async upload(up, ctx) {
+      const start = await sendGoogle(ctx, {
+        url: joinUrl(api.base(ctx), '/upload/v1beta/files'),
+        headers: {
+          ...json(ctx),
+          'x-goog-upload-protocol': 'resumable',
+          'x-goog-upload-command': 'start',
+          'x-goog-upload-header-content-type': up.mimetype || 'application/octet-stream',
+        },
+        body: JSON.stringify({ file: { displayName: up.filename || 'file' } }),
+      });
+      const sessionUrl = header(start, 'x-goog-upload-url');
+      await start.body.text().catch(() => undefined);
+      if (!sessionUrl) throw new ProviderError('bad_response', 'upstream opened no upload session (x-goog-upload-url)');
+      const session = onOrigin(sessionUrl, api.base(ctx));
+      const put = (bytes: Uint8Array, command: string, offset: number) =>
+        sendGoogle(ctx, {
+          url: session,
+          headers: { ...api.auth(ctx), 'x-goog-upload-command': command, 'x-goog-upload-offset': String(offset) },
+          body: bytes,
+        });
+      let offset = 0;
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      for await (const chunk of up.data) {
+        pending.push(Buffer.from(chunk));
+        pendingBytes += chunk.length;
+        // More than a chunk is waiting: send whole chunks and keep the rest (the last chunk finalizes).
+        if (pendingBytes > UPLOAD_CHUNK_BYTES) {
+          let all = Buffer.concat(pending);
+          while (all.length > UPLOAD_CHUNK_BYTES) {
+            const sent = await put(all.subarray(0, UPLOAD_CHUNK_BYTES), 'upload', offset);
+            await sent.body.text().catch(() => undefined);
+            offset += UPLOAD_CHUNK_BYTES;
+            all = all.subarray(UPLOAD_CHUNK_BYTES);
+          }
+          pending = [all];
+          pendingBytes = all.length;
+        }
+      }
+      // The form's fields are valid (it has ended): only now is the file made.
+      const purpose = up.fields().purpose;
+      const done = await jsonOf(await put(Buffer.concat(pending), 'upload, finalize', offset));
+      return fileOf(done['file'] ?? done, purpose);
+    },
+    async list(q, ctx) {
+      const query = new URLSearchParams();
+      if (q.limit !== undefined) query.set('pageSize', String(Math.min(q.limit, 100)));
+      if (q.after !== undefined) query.set('pageToken', q.after);
+      const res = await googleJson(ctx, {
+        method: 'GET',
+        url: `${v1(ctx, 'files')}${query.size > 0 ? `?${query}` : ''}`,
+        headers: api.auth(ctx),
+      });
+      const files = res['files'] ?? [];
+      if (!Array.isArray(files)) throw badShape('file list');
+      const data = files.map((f) => fileOf(f));
+      const next = typeof res['nextPageToken'] === 'string' ? res['nextPageToken'] : null;
+      // Gemini pages by token: `after` takes the `next_page_token` given here.
+      return {
+        object: 'list',
+        data,
+        has_more: next !== null,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        next_page_token: next,
+      } satisfies FileList;
+    },
+    retrieve: async (id, ctx) =>
+      fileOf(await googleJson(ctx, { method: 'GET', url: v1(ctx, resourcePath('files', id)), headers: api.auth(ctx) })),
+    async delete(id, ctx) {
+      const path = resourcePath('files', id);
+      await googleJson(ctx, { method: 'DELETE', url: v1(ctx, path), headers: api.auth(ctx) });
+      return { id: decodeURIComponent(path), object: 'file', deleted: true } satisfies FileDeleted;
+    },
+    async content(id, ctx) {
+      const res = await sendGoogle(ctx, {
+        method: 'GET',
+        url: `${joinUrl(api.base(ctx), `/download/v1beta/${resourcePath('files', id)}:download`)}?alt=media`,
+        headers: api.auth(ctx),
+      });
+      return binaryAnswer(res, MAX_FILE_DOWNLOAD_BYTES, 'application/octet-stream');
+    },
+  };
+}
+
+const STATES: Record<string, string> = { ACTIVE: 'processed', PROCESSING: 'uploaded', FAILED: 'error' };
+
+/** A Gemini File in OpenAI's file shape; its uri (what a generateContent part names) and media type kept. */
+function fileOf(v: unknown, purpose = 'user_data'): FileObject {
+  if (v === null || typeof v !== 'object' || typeof (v as Json)['name'] !== 'string') throw badShape('file');
+  const f = v as Json; // an object with a string name, checked above
+  const out: FileObject = {
+    id: f['name'] as string,
+    object: 'file',
+    bytes: Number(f['sizeBytes'] ?? 0) || 0,
+    created_at: epochSeconds(f['createTime']),
+    filename: typeof f['displayName'] === 'string' ? f['displayName'] : (f['name'] as string),
+    purpose,
+    status: STATES[String(f['state'])] ?? 'processed',
+    expires_at: epochOrNull(f['expirationTime']),
+  };
+  if (typeof f['uri'] === 'string') out['uri'] = f['uri'];
+  if (typeof f['mimeType'] === 'string') out['mime_type'] = f['mimeType'];
+  return out;
+}
+
+function header(res: UpstreamResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The upload session's URL, only on the provider's own origin (the key goes with each chunk). */
+function onOrigin(url: string, base: string): string {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new ProviderError('bad_response', 'upstream upload session URL is not a URL');
+  }
+  if (target.origin !== new URL(base).origin) {
+    throw new ProviderError('bad_response', `upstream upload session URL is not on ${new URL(base).host}; not used`);
+  }
+  return target.href;
+}

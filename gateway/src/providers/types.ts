@@ -206,8 +206,6 @@ export interface FileCalls {
 export interface BatchCalls {
   /** Every request of a batch runs the batch's own `model` (Gemini): checking that model checks them all. */
   oneModel?: boolean;
-  /** Every request of a batch runs the batch's own `model` (Gemini): checking that model checks them all. */
-  oneModel?: boolean;
   create?(req: BatchCreateRequest, ctx: CallContext): Promise<Batch>;
   retrieve?(id: string, ctx: CallContext): Promise<Batch>;
   list?(query: BatchListQuery, ctx: CallContext): Promise<BatchList>;

@@ -31,16 +31,17 @@ beforeAll(async () => {
       },
     },
   });
-  const price = (model: string, input: number, output: number) =>
+  const price = (model: string, output: number, extra: Json = {}) =>
     adminJson(gw, '/api/governance/pricing-overrides', 'POST', {
       scope: 'global',
       provider: 'cohere',
       model,
-      input_cost_per_token: input,
+      input_cost_per_token: 0,
       output_cost_per_token: output,
+      ...extra,
     });
-  await price(MODEL, 0, usd(OUTPUT_NANO));
-  await price(RERANK, usd(SEARCH_NANO), 0);
+  await price(MODEL, usd(OUTPUT_NANO));
+  await price(RERANK, 0, { cost_per_search_unit: usd(SEARCH_NANO) });
 });
 afterAll(async () => {
   await gw?.close();
@@ -115,7 +116,7 @@ describe('virtual keys on /cohere', () => {
     });
   });
 
-  it('rerank is charged per search unit and logged as prompt tokens', async () => {
+  it('rerank is charged per search unit at the model’s per-unit price', async () => {
     const key = await budgetedKey();
     const { rawResponse } = await v2(key.value)
       .rerank({ model: RERANK, query: 'q', documents: ['a', 'b'] })
@@ -126,7 +127,7 @@ describe('virtual keys on /cohere', () => {
       request_type: 'rerank',
       original_model_requested: RERANK,
       resolved_model_used: RERANK,
-      prompt_tokens: 1,
+      prompt_tokens: 0,
       cost_nano: SEARCH_NANO,
     });
   });

@@ -8,6 +8,7 @@ import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { SSE_CONTENT_TYPE, sseFrame } from '../../http/stream-writer.ts';
 import type { JsonObject, NativeEvent } from '../../providers/types.ts';
+import { searchUnits } from '../../schemas/rerank.ts';
 import { isRecord } from '../../util/records.ts';
 import type { Decoded, FormatOperation, RequestParts, StreamCodec } from '../types.ts';
 import { toEmbedAnswer, toEmbeddingRequest } from './embed.ts';
@@ -93,8 +94,8 @@ export const embedSpec: OperationSpec<EmbedRequest, JsonObject, never> = {
 };
 
 /**
- * Rerank exists only where a provider has a native rerank API (cohere). Its usage is `search_units`, logged and
- * charged as prompt tokens: a model's `input_cost_per_token` is its price per search unit.
+ * Same-format rerank on /cohere: the caller's body passes through to a provider with Cohere's rerank API. Billed
+ * by search units (Cohere's `meta.billed_units.search_units`) at the model's per-unit price, as /v1/rerank is.
  */
 export const rerankSpec: OperationSpec<RerankRequest, JsonObject, never> = {
   requestType: 'rerank',
@@ -103,8 +104,9 @@ export const rerankSpec: OperationSpec<RerankRequest, JsonObject, never> = {
   usage: (res) => {
     const units = metaUnits(res);
     const searches = typeof units?.['search_units'] === 'number' ? units['search_units'] : 0;
-    return { prompt_tokens: searches, completion_tokens: 0, total_tokens: searches };
+    return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, units: { search_units: searches } };
   },
+  estimateUnits: (req) => ({ search_units: searchUnits(req.documents.length) }),
 };
 
 /** Token ids exist only in the model's own tokenizer: tokenize is Cohere's alone and costs nothing. */

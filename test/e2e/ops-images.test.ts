@@ -241,6 +241,16 @@ describe('edits and variations', () => {
     expect(data.data).toHaveLength(2);
     expect(openai.last().path).toBe('/v1/images/variations');
     expect(openai.lastForm().get('n')).toBe('2');
+    // `image[]` as the reference takes it: the first image is varied
+    const res = await postForm(
+      '/v1/images/variations',
+      formWith({ model: 'openai/dall-e-2' }, [
+        ['image[]', new Blob([PNG], { type: 'image/png' }), 'a.png'],
+        ['image[]', new Blob([fakeImage('other')], { type: 'image/png' }), 'b.png'],
+      ]),
+    );
+    expect(res.status).toBe(200);
+    expect(((await json(res))['data'] as Json[])[0]?.['b64_json']).toBe(b64(`dall-e-2:variation:${PNG.length}:0`));
   });
 });
 

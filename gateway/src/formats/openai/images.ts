@@ -286,7 +286,9 @@ const EditForm = z.object({
 });
 
 const VariationForm = z.object({
-  image: z.string().describe('The source image (a square png under 4 MB for dall-e-2)'),
+  image: z
+    .string()
+    .describe('The source image (a square png under 4 MB for dall-e-2); as `image[]`, the first is used'),
   model: z.string().min(1).describe('`<provider>/<model>`'),
   n: ImageCount.optional(),
   size: ImageSize.optional(),
@@ -360,11 +362,11 @@ export function imageOperations(format: WireFormat): ImageOperations {
       multipart: IMAGE_FORM_LIMITS,
       decode(parts: RequestParts): Decoded<ImageVariationRequest> {
         const form = needForm(parts.body, 'variations');
-        const files = form.filesNamed('image');
-        const file = files[0];
+        // `image`, or `image[]` as the reference takes it: the first image is the one varied.
+        const file = form.filesNamed('image', 'image[]')[0];
         if (!file) throw invalid('image: required (the image to vary)', 'image');
-        const other = form.files.find((f) => f.field !== 'image' || f !== file);
-        if (other) throw invalid(`${other.field}: unexpected file (send one image)`, other.field);
+        const other = form.files.find((f) => f.field !== 'image' && f.field !== 'image[]');
+        if (other) throw invalid(`${other.field}: unexpected file (send the image as image)`, other.field);
         const body: ImageVariationRequest = { ...commonOfForm(form), image: upload(file, 'image') };
         return { body, model: body.model, fallbacks: body.fallbacks, stream: false };
       },

@@ -179,6 +179,25 @@ describe('containers on azure', () => {
     expect(await content.text()).toBe(CSV);
     expect(openai.requests).toHaveLength(0);
   });
+
+  it('takes the provider from the body’s provider field (the reference’s shape) and does not send it on', async () => {
+    const res = await post('/v1/containers', JSON.stringify({ name: 'by-body', provider: 'azure' }), {
+      'content-type': 'application/json',
+    });
+    expect(res.status).toBe(200);
+    expect(azure.last().json).toEqual({ name: 'by-body' });
+  });
+});
+
+describe('on /compat-a', () => {
+  it('goes to openai when the request names no provider', async () => {
+    const compat = new OpenAI({ baseURL: `${gw.url}/compat-a/v1`, apiKey: INFERENCE_TOKEN, maxRetries: 0 });
+    const page = await compat.containers.list();
+    expect(Array.isArray(page.data)).toBe(true);
+    expect(openai.last().path).toBe('/v1/containers');
+    await compat.containers.list({}, onAzure);
+    expect(azure.last().path).toBe('/openai/v1/containers');
+  });
 });
 
 describe('refusals', () => {

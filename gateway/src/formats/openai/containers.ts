@@ -40,6 +40,8 @@ export const ContainerFileJson = z.looseObject({
 
 const tags = ['Containers'];
 const ERRORS = [403, 404, 429, 502, 504];
+/** Creates are admitted like inference requests: a spent budget is a 402, unreachable counters a 503. */
+const CREATE_ERRORS = [...ERRORS, 402, 503];
 
 /** The route docs, by operation. */
 export const CONTAINER_DOCS = {
@@ -48,6 +50,7 @@ export const CONTAINER_DOCS = {
     body: ContainerCreateBody,
     bodyExamples: [{ name: 'analysis', expires_after: { anchor: 'last_active_at', minutes: 20 } }],
     responses: { 200: { description: 'The container (OpenAI shape)', json: ContainerObject } },
+    errors: CREATE_ERRORS,
   }),
   list: doc('listContainers', 'List containers', {
     querystring: ContainerListQuery,
@@ -72,7 +75,7 @@ export const CONTAINER_DOCS = {
     body: ContainerFileForm,
     bodyType: 'multipart/form-data',
     responses: { 200: { description: 'The container file', json: ContainerFileObject } },
-    errors: [...ERRORS, 413, 415],
+    errors: [...CREATE_ERRORS, 413, 415],
   }),
   listFiles: doc('listContainerFiles', 'List the files of a container', {
     params: ContainerParams,

@@ -46,6 +46,10 @@ const calls: Record<string, (a: ProviderAdapter, c: CallContext) => Promise<unkn
   embeddings: (a, c) => a.embeddings!({ model: 'x', input: 'ping' }, c),
   responses: (a, c) => a.responses!({ model: 'x', input: 'ping' }, c),
   responsesStream: async (a, c) => drain(await a.responsesStream!({ model: 'x', input: 'ping' }, c)),
+  imageGeneration: (a, c) => {
+    fake.script({ pathIncludes: '/images/generations', status: 200, body: { created: 1, data: [{ url: 'u' }] } });
+    return a.imageGeneration!({ model: 'x', prompt: 'ping' }, c);
+  },
 };
 
 const METHOD_OF_OPERATION: Record<string, string> = {
@@ -58,6 +62,7 @@ const METHOD_OF_OPERATION: Record<string, string> = {
   responses: 'responses',
   responses_stream: 'responsesStream',
   count_tokens: 'countTokens',
+  image_generation: 'imageGeneration',
 };
 
 const SUFFIX: Record<string, string> = {
@@ -69,6 +74,7 @@ const SUFFIX: Record<string, string> = {
   embeddings: '/embeddings',
   responses: '/responses',
   responsesStream: '/responses',
+  imageGeneration: '/images/generations',
 };
 
 describe.each(OPENAI_COMPAT_PROVIDER_NAMES)('%s', (name) => {

@@ -29,7 +29,7 @@ const ListQuery = ProviderQuery.extend({
 const BatchParams = z.object({ batch_id: z.string().min(1).max(512) });
 
 const tags = ['Batch'];
-const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>): RouteDoc => ({ ...d, tags, errors: [403] });
+const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>, errors = [403]): RouteDoc => ({ ...d, tags, errors });
 
 /** Charges are remembered this long so a batch's results read twice are charged once (Postgres is idempotent too). */
 const CHARGED_MS = 400 * 24 * 3600 * 1000;
@@ -39,13 +39,17 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
     '/batches',
     {
       config: {
-        openapi: doc({
-          operationId: 'createBatch',
-          summary: 'Create a batch',
-          querystring: ProviderQuery,
-          body: BatchCreateRequest,
-          responses: { 200: { description: 'The batch (OpenAI shape)', json: Batch } },
-        }),
+        openapi: doc(
+          {
+            operationId: 'createBatch',
+            summary: 'Create a batch',
+            querystring: ProviderQuery,
+            body: BatchCreateRequest,
+            responses: { 200: { description: 'The batch (OpenAI shape)', json: Batch } },
+            // Admitted like inference: a spent budget is 402, a request rate limit 429.
+          },
+          [402, 403, 429],
+        ),
       },
     },
     (request, reply) => {

@@ -45,7 +45,7 @@ const UploadForm = z.object({
 });
 
 const tags = ['Files'];
-const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>): RouteDoc => ({ ...d, tags, errors: [403, 413] });
+const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>, errors = [403, 413]): RouteDoc => ({ ...d, tags, errors });
 
 export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
   app.post(
@@ -53,14 +53,18 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
     {
       config: {
         multipart: true,
-        openapi: doc({
-          operationId: 'uploadFile',
-          summary: 'Upload a file (streamed through to the provider)',
-          querystring: ProviderQuery,
-          body: UploadForm,
-          bodyType: 'multipart/form-data',
-          responses: { 200: { description: 'The file object (OpenAI shape)', json: FileObject } },
-        }),
+        openapi: doc(
+          {
+            operationId: 'uploadFile',
+            summary: 'Upload a file (streamed through to the provider)',
+            querystring: ProviderQuery,
+            body: UploadForm,
+            bodyType: 'multipart/form-data',
+            responses: { 200: { description: 'The file object (OpenAI shape)', json: FileObject } },
+            // Admitted like inference: a spent budget is 402, a request rate limit 429.
+          },
+          [402, 403, 413, 429],
+        ),
       },
     },
     (request, reply) => upload(rt, request, reply),

@@ -239,6 +239,20 @@ describe('virtual keys and routing rules on the request path', () => {
     expectEnvelope(await chat(env.gw, bearer('sk-proj-raw-provider-key-0123456789')), 401, 'authentication_failed');
   });
 
+  it('a key of a team answers to the team’s customer too (its rate limit)', async () => {
+    const customer = await adminJson(env.gw, '/api/governance/customers', 'POST', {
+      name: 'limited-customer',
+      rate_limit: { request_max_limit: 1, request_reset_duration: '1h' },
+    });
+    const team = await adminJson(env.gw, '/api/governance/teams', 'POST', {
+      name: 'team-of-limited',
+      customer_id: customer['id'],
+    });
+    const vk = await createVk(env.gw, { team_id: team['id'], provider_configs: [pc('openai')] });
+    expect((await chat(env.gw, bearer(vk.value))).status).toBe(200);
+    expect((await chat(env.gw, bearer(vk.value))).status).toBe(429);
+  });
+
   it('a target without provider keeps the request’s provider; without model, its model', async () => {
     const vk = await createVk(env.gw, { provider_configs: [pc('openai'), pc('groq', { weight: null })] });
     await adminJson(env.gw, '/api/governance/routing-rules', 'POST', {

@@ -176,6 +176,46 @@ describe('teams and customers', () => {
   });
 });
 
+describe('a team’s or customer’s singular budget (the reference’s shape)', () => {
+  it('is its one budget; updating it keeps the budget’s id; null removes it; budget with budgets is refused', async () => {
+    const res = await gw.admin('/api/governance/teams', {
+      method: 'POST',
+      body: { name: 'single-budget', budget: { max_limit: 10, reset_duration: '1d' } },
+    });
+    expect(res.status).toBe(200);
+    const team = await json(res);
+    const [budget] = team['budgets'] as Record<string, unknown>[];
+    expect(budget).toMatchObject({ max_limit: 10, reset_duration: '1d' });
+    const path = `/api/governance/teams/${team['id']}`;
+    const raised = await put(path, { budget: { max_limit: 25 } });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    expect(raised.body['budgets']).toMatchObject([{ id: budget?.['id'], max_limit: 25, reset_duration: '1d' }]);
+    await expectApiError(
+      await gw.admin(path, { method: 'PUT', body: { budget: { max_limit: 1 }, budgets: [] } }),
+      400,
+      'budget',
+    );
+    const removed = await put(path, { budget: null });
+    expect(removed.body['budgets']).toEqual([]);
+  });
+});
+
+describe('a virtual key of a team that belongs to a customer', () => {
+  it('takes the reference’s mcp_configs ids on update (they are ignored)', async () => {
+    const created = await json(
+      await gw.admin('/api/governance/virtual-keys', { method: 'POST', body: { name: 'parity-vk-mcp' } }),
+    );
+    const r = await put(`/api/governance/virtual-keys/${created['id']}`, { mcp_configs: [] });
+    expect(r.status).toBe(200);
+    const withId = await gw.admin(`/api/governance/virtual-keys/${created['id']}`, {
+      method: 'PUT',
+      body: { mcp_configs: [{ id: 1, mcp_client_name: 'nope', tools_to_execute: ['*'] }] },
+    });
+    // The id is not the problem; the client that does not exist is.
+    await expectApiError(withId, 400, 'mcp_configs[0].mcp_client_name');
+  });
+});
+
 describe('routing rules', () => {
   it('takes cel_expression, targets without provider or model and the rule tree; condition is its old name', async () => {
     const query = { combinator: 'and', rules: [{ field: 'model', operator: '=', value: 'gpt-4o' }] };

@@ -22,11 +22,10 @@ export function ownersOf(rt: Runtime, principal: Principal | null): Owners {
   if (principal?.kind !== 'virtual_key') return { vk: undefined, team: undefined, customer: undefined };
   const g = rt.state.snapshot.governance;
   const vk = principal.vk;
-  return {
-    vk,
-    team: vk.team_id ? g.teams.get(vk.team_id) : undefined,
-    customer: vk.customer_id ? g.customers.get(vk.customer_id) : undefined,
-  };
+  const team = vk.team_id ? g.teams.get(vk.team_id) : undefined;
+  // A team's key answers to the team's customer too (the reference's hierarchy).
+  const customerId = vk.customer_id ?? team?.customer_id;
+  return { vk, team, customer: customerId ? g.customers.get(customerId) : undefined };
 }
 
 export function routeRequest(

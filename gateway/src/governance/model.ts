@@ -68,6 +68,8 @@ export interface Team {
   name: string;
   rate_limit: RateLimit | null;
   budgets: Budget[];
+  /** Teams only: the customer the team belongs to (its budgets and rate limit apply to the team's keys too). */
+  customer_id?: string | null;
 }
 
 export type Customer = Team;

@@ -18,6 +18,12 @@ export interface MergeRules {
   aliases?: Readonly<Record<string, string>>;
   /** Fields of which one at most is set (a virtual key's team or customer): naming one clears the others. */
   exclusive?: readonly (readonly string[])[];
+  /**
+   * Singular name -> list name (a team's `budget` and its `budgets`): a body naming the singular replaces the
+   * list with that one entry, merged into the stored entry when there is exactly one (so it keeps its id, and a
+   * budget its usage); null empties the list.
+   */
+  singular?: Readonly<Record<string, string>>;
 }
 
 /** The write's precondition: the row still carries the `updated_at` its view was read with. */
@@ -27,8 +33,8 @@ export interface UpdateOptions {
 
 /** The body with aliased fields under their current names (when the current name is not also given). */
 export function renameAliases(body: Record<string, unknown>, aliases: MergeRules['aliases']): Record<string, unknown> {
-  if (!aliases) return body;
   const out = { ...body };
+  if (!aliases) return out;
   for (const [old, current] of Object.entries(aliases)) {
     if (!(old in out) || current in out) continue;
     out[current] = out[old];
@@ -46,6 +52,14 @@ export function mergeUpdate(stored: Record<string, unknown>, body: unknown, rule
   const named = renameAliases(body, rules.aliases);
   for (const group of rules.exclusive ?? []) {
     if (group.some((f) => named[f] != null)) for (const f of group) if (!(f in named)) delete base[f];
+  }
+  for (const [one, list] of Object.entries(rules.singular ?? {})) {
+    if (!(one in named) || list in named) continue;
+    const stored = base[list];
+    const only = Array.isArray(stored) && stored.length === 1 && isRecord(stored[0]) ? stored[0] : {};
+    const entry = named[one];
+    delete base[list];
+    named[one] = isRecord(entry) ? { ...only, ...entry } : entry;
   }
   return { ...base, ...named };
 }

@@ -57,7 +57,10 @@ export interface CrudDocs {
 }
 
 /** The fields an owner's view adds to its input. */
-export const OWNER_MERGE: MergeRules = { readOnly: ['source', 'owner_ref', 'created_at', 'updated_at'] };
+export const OWNER_MERGE: MergeRules = {
+  readOnly: ['source', 'owner_ref', 'created_at', 'updated_at'],
+  singular: { budget: 'budgets' },
+};
 
 /** A PUT body's documentation: every field of the input optional (a partial update). */
 export function partialBody(input: z.ZodType): z.ZodType {

@@ -376,7 +376,15 @@ export async function readOwnerModels(q: Queryable, kind: OwnerKind): Promise<Ma
     `SELECT * FROM budgets WHERE ${t.column} IS NOT NULL ORDER BY created_at, id`,
   );
   const out = new Map<string, Team>();
-  for (const r of rows) out.set(r.id, { id: r.id, name: r.name, rate_limit: r.rate_limit, budgets: [] });
+  for (const r of rows) {
+    out.set(r.id, {
+      id: r.id,
+      name: r.name,
+      rate_limit: r.rate_limit,
+      budgets: [],
+      ...(kind === 'team' ? { customer_id: r.customer_id ?? null } : {}),
+    });
+  }
   for (const row of budgets) {
     const b = toBudget(row, false);
     out.get(b.owner_id)?.budgets.push(b);
@@ -386,9 +394,22 @@ export async function readOwnerModels(q: Queryable, kind: OwnerKind): Promise<Ma
 
 export function parseOwnerBody(body: unknown, kind?: OwnerKind): OwnerWrite {
   const schema = kind === 'team' ? TeamInput : kind === 'customer' ? CustomerInput : OwnerInput;
-  const r = schema.safeParse(stripReadOnly(body ?? {}));
+  const r = schema.safeParse(stripReadOnly(singularBudget(body ?? {})));
   if (!r.success) throw invalidInput(r.error);
   return r.data;
+}
+
+/**
+ * The reference's singular `budget` of a team or customer is its one budget: `budgets: [budget]` (null: none).
+ * Sent with `budgets` it is refused (one of them, not both).
+ */
+function singularBudget(body: unknown): unknown {
+  if (!isRecord(body) || !('budget' in body)) return body;
+  const { budget, ...rest } = body;
+  if ('budgets' in rest) {
+    throw new StateError('invalid', 'budget: send budget (one) or budgets (a list), not both', 'budget');
+  }
+  return { ...rest, budgets: budget == null ? [] : [budget] };
 }
 
 /** A GET view sent back as a PUT body: drop what the view adds (usage, timestamps, source). */

@@ -232,6 +232,11 @@ export function stripIgnoredFields(body: unknown): unknown {
       return next;
     });
   }
+  // The reference numbers MCP entries (`id`) in its answers and takes them back on update; entries here are keyed by
+  // their client's name.
+  if (Array.isArray(top['mcp_configs'])) {
+    top['mcp_configs'] = top['mcp_configs'].map((m: unknown) => (isRecord(m) ? omit(m, ['id']) : m));
+  }
   return top;
 }
 

@@ -198,7 +198,10 @@ function escapeHelm(text: string): string {
   return text.replaceAll('{{', '{{ "{{" }}');
 }
 
-/** The chart's templates/crds.yaml: every CRD behind crds.enabled, kept on `helm uninstall`. */
+/**
+ * The chart's templates/crds.yaml: every CRD behind crds.enabled in the external mode (the embedded mode runs no
+ * operator to reconcile them), kept on `helm uninstall`.
+ */
 export function renderChartTemplate(): RenderedFile {
   const documents = KINDS.map((def) => {
     const crd = crdObject(def);
@@ -206,7 +209,7 @@ export function renderChartTemplate(): RenderedFile {
     return `---\n${escapeHelm(toYaml(crd))}`;
   });
   // The header sits inside the condition so crds.enabled=false renders nothing at all.
-  const yaml = `{{- if .Values.crds.enabled }}\n${HEADER}${documents.join('')}{{- end }}\n`;
+  const yaml = `{{- if and .Values.crds.enabled (include "gateway.external" .) }}\n${HEADER}${documents.join('')}{{- end }}\n`;
   return { file: CHART_TEMPLATE, yaml };
 }
 

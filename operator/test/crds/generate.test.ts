@@ -194,11 +194,11 @@ describe('CRD structure', () => {
 });
 
 describe('chart template', () => {
-  it('wraps every CRD in crds.enabled, keeps it on uninstall, and leaves no template action in the content', async () => {
+  it('wraps every CRD in crds.enabled (external mode), keeps it on uninstall, and leaves no template action in the content', async () => {
     const text = await readFile(join(root, CHART_TEMPLATE), 'utf8');
     expect(text).toBe(renderChartTemplate().yaml);
     const lines = text.split('\n').filter((line) => line.includes('{{'));
-    expect(lines).toEqual(['{{- if .Values.crds.enabled }}', '{{- end }}']);
+    expect(lines).toEqual(['{{- if and .Values.crds.enabled (include "gateway.external" .) }}', '{{- end }}']);
     const body = text.slice(text.indexOf('}}') + 2, text.lastIndexOf('{{'));
     const documents = parseAllDocuments(body).map((d) => d.toJS({ maxAliasCount: 0 }));
     const standalone = await committed();

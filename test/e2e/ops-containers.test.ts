@@ -154,6 +154,17 @@ describe('containers on openai', () => {
     expect(openai.last().json).toEqual({ file_id: 'file-abc' });
   });
 
+  it('creates a container with file_ids under the key that uploaded the first file', async () => {
+    const file = await toFile(Buffer.from(CSV), 'in.csv');
+    const uploaded = await client.files.create({ file, purpose: 'user_data' }, onKey1);
+    openai.reset();
+    const c = await client.containers.create({ name: 'with-files', file_ids: [uploaded.id] }, onOpenAI);
+    expect(openai.requests.map((r) => openai.keyOf(r))).toEqual([KEY_1]);
+    expect([...(openai.containers.get(c.id)?.files.values() ?? [])].map((f) => f.object.path)).toEqual([
+      '/mnt/data/in.csv',
+    ]);
+  });
+
   it('writes one request-log row per call with its type and the selected key', async () => {
     const res = await post('/v1/containers?provider=openai', JSON.stringify({ name: 'logged' }), {
       'content-type': 'application/json',

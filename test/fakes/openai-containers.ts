@@ -19,6 +19,13 @@ interface StoredFile {
   content: Buffer;
 }
 
+interface ProviderFile {
+  filename: string;
+  content: Buffer;
+  /** The key that uploaded it; unset: any key sees it. */
+  account?: string;
+}
+
 interface StoredContainer {
   account: string;
   object: Record<string, unknown> & { id: string; created_at: number };
@@ -27,8 +34,8 @@ interface StoredContainer {
 
 export interface ContainersFake extends FakeServer {
   containers: Map<string, StoredContainer>;
-  /** Files of the provider's Files API that `file_id` may copy in: id → name and bytes. */
-  providerFiles: Map<string, { filename: string; content: Buffer }>;
+  /** Files of the provider's Files API that `file_id` may copy in (only with their account's key when set). */
+  providerFiles: Map<string, ProviderFile>;
   /** The key (bearer or api-key) a request carried. */
   keyOf(req: RecordedRequest): string;
 }
@@ -60,7 +67,11 @@ function page(res: ServerResponse, items: { id: string; created_at: number }[], 
 
 export function createOpenAIContainersFake(prefix = '/v1'): ContainersFake {
   const containers = new Map<string, StoredContainer>();
-  const providerFiles = new Map<string, { filename: string; content: Buffer }>();
+  const providerFiles = new Map<string, ProviderFile>();
+  const providerFile = (req: RecordedRequest, id: string) => {
+    const f = providerFiles.get(id);
+    return f && (f.account === undefined || f.account === keyOf(req)) ? f : undefined;
+  };
   const keyOf = (req: RecordedRequest) =>
     String(req.headers['api-key'] ?? String(req.headers.authorization ?? '').replace(/^Bearer /, ''));
   const p = (s: string) => new RegExp(`^${prefix.replaceAll('/', '\\/')}/containers${s}$`);
@@ -103,6 +114,26 @@ export function createOpenAIContainersFake(prefix = '/v1'): ContainersFake {
   });
   const fake = new FakeServer([
     {
+      // OpenAI's own file upload (the Files API), so that a container can copy in a file uploaded through the gateway.
+      method: 'POST',
+      path: new RegExp(`^${prefix.replaceAll('/', '\\/')}/files$`),
+      handler: (req, res) => {
+        const form = formParts(req);
+        if (!form.file) return notFound(res, 'file part');
+        const id = `file-${hex(12)}`;
+        providerFiles.set(id, { filename: form.file.filename, content: form.file.data, account: keyOf(req) });
+        sendJson(res, 200, {
+          id,
+          object: 'file',
+          bytes: form.file.data.length,
+          created_at: now(),
+          filename: form.file.filename,
+          purpose: form.fields['purpose'] ?? 'user_data',
+          status: 'processed',
+        });
+      },
+    },
+    {
       method: 'POST',
       path: p(''),
       handler: (req, res) => {
@@ -128,10 +159,9 @@ export function createOpenAIContainersFake(prefix = '/v1'): ContainersFake {
           },
           files: new Map(),
         };
-        for (const fid of (b['file_ids'] as string[] | undefined) ?? []) {
-          const pf = providerFiles.get(fid);
-          if (pf) storeFile(c, pf.filename, pf.content, 'user');
-        }
+        const copied = ((b['file_ids'] as string[] | undefined) ?? []).map((fid) => providerFile(req, fid));
+        if (copied.some((f) => f === undefined)) return notFound(res, 'file');
+        for (const pf of copied) storeFile(c, pf!.filename, pf!.content, 'user');
         containers.set(id, c);
         sendJson(res, 200, c.object);
       },
@@ -189,7 +219,7 @@ export function createOpenAIContainersFake(prefix = '/v1'): ContainersFake {
           return;
         }
         const fid = String((req.json as Record<string, unknown> | undefined)?.['file_id'] ?? '');
-        const pf = providerFiles.get(fid);
+        const pf = providerFile(req, fid);
         if (!pf) return notFound(res, 'file');
         sendJson(res, 200, storeFile(c, pf.filename, pf.content, 'user').object);
       },

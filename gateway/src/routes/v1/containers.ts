@@ -53,6 +53,9 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
       label: 'creating containers',
       idempotent: false,
       admit: true,
+      // Files copied in must be in the container's account: the key that uploaded the first one goes first
+      // (nothing is created on a 404, so the next key may be tried).
+      target: req.file_ids?.[0] === undefined ? undefined : { kind: 'file', id: req.file_ids[0] },
       created: (v) => container(v.id),
       method: method((k) => k.create && ((ctx) => k.create!(req, ctx))),
     };

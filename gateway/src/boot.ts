@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Logger, pino } from 'pino';
 import { type App, buildApp } from './app.ts';
+import { startAsyncWorker } from './async/start.ts';
 import { type EnvSettings, loadConfigFile } from './config/load.ts';
 import type { ConfigFile } from './config/schema.ts';
 import { PriceCache } from './governance/pricing/cache.ts';
@@ -210,10 +211,13 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       { store: logStore, coord: state.coord, days: () => state.snapshot.client.log_retention_days, log: logger },
       randomUUID(),
     );
+    // Async jobs: this pod's worker and the sweep of expired results.
+    const asyncWorker = startAsyncWorker(rt);
     const closeAll = async () => {
       stopRetention();
       app.drain();
       await app.fastify.close();
+      await asyncWorker.close();
       await cache.close();
       await mcp?.close();
       await logWriter?.close();

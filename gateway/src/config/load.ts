@@ -1,6 +1,7 @@
 // Reads config.json (optional) and the process environment into validated settings.
 import { readFile } from 'node:fs/promises';
 import { messageOf } from '../util/errors.ts';
+import { type AsyncSettings, readAsyncSettings } from './async-settings.ts';
 import { formatIssues } from './issues.ts';
 import { resolveEnvRefs } from './resolve-env.ts';
 import { ConfigFile } from './schema.ts';
@@ -23,6 +24,8 @@ export interface EnvSettings {
   tls: { certFile: string; keyFile: string } | undefined;
   /** GATEWAY_IMPORT_14_SQLITE: a 1.4.x SQLite configuration store imported once at start (state/upgrade). */
   import14Sqlite?: string | undefined;
+  /** Async inference (GATEWAY_ASYNC_*); defaults when absent. */
+  async?: AsyncSettings;
 }
 
 export interface ServerTimeouts {
@@ -65,6 +68,7 @@ export function readEnvSettings(env: Record<string, string | undefined>): EnvSet
     },
     tls: tlsFiles(env),
     import14Sqlite: env['GATEWAY_IMPORT_14_SQLITE'] || undefined,
+    async: readAsyncSettings(env, (message) => new ConfigError(message)),
   };
 }
 

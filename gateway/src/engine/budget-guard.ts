@@ -15,7 +15,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import { isUnavailable } from '../state/errors.ts';
-import type { AdmitResult } from '../state/governance/counters.ts';
+import type { AdmitResult, BudgetPeriod } from '../state/governance/counters.ts';
 import type { BilledUnits } from './operations.ts';
 
 /** What a governed request answers while Redis (or, to load a budget, Postgres) cannot be reached. */
@@ -200,6 +200,15 @@ export class BudgetGuard {
           logger.error({ request_id: requestId, err: String(result.error) }, 'charge not yet durable');
       });
     return { costNano: costNanoOut, done };
+  }
+
+  /** The budget periods the held reservation is in (an async job keeps them to release it elsewhere). */
+  get reservedPeriods(): BudgetPeriod[] {
+    return (this.held?.plan.budgets ?? []).map((b) => ({
+      budgetId: b.budgetId,
+      periodStartMs: b.periodStartMs,
+      periodEndMs: b.periodEndMs,
+    }));
   }
 
   /** Frees the reservation without a charge (the candidate failed before any cost). */

@@ -43,6 +43,8 @@ export interface InferenceInput<Req> {
   owners: Owners;
   signal: AbortSignal;
   startedAt: number;
+  /** The request limits counted this request already (an async job, counted when it was submitted). */
+  requestCounted?: boolean;
 }
 
 /** What the route needs after the engine ran: how to settle and what to log. */
@@ -70,7 +72,7 @@ export function prepare<Req>(rt: Runtime, input: InferenceInput<Req>, units?: Bi
   const telemetry = rt.telemetry.begin(input);
   try {
     const routed = routeRequest(rt, input.owners, input.body, input.model, input.fallbacks, input.headers);
-    const guard = new BudgetGuard(rt, input.id, routed.owners, input.body);
+    const guard = new BudgetGuard(rt, input.id, routed.owners, input.body, !input.requestCounted);
     guard.units = units;
     return { routed, guard, telemetry };
   } catch (err) {

@@ -15,14 +15,14 @@ import {
   runStream,
   runUnary,
 } from '../engine/inference.ts';
-import type { UsageSummary } from '../engine/operations.ts';
+import type { OperationSpec, UsageSummary } from '../engine/operations.ts';
 import { ownersOf } from '../engine/route-request.ts';
 import type { FormatOperation, StreamEncoder } from '../formats/types.ts';
 import { type ExtraFields, toEnvelope } from '../http/errors.ts';
 import { readForm } from '../http/multipart.ts';
 import { RequestError } from '../http/request-error.ts';
 import { StreamWriter } from '../http/stream-writer.ts';
-import { injectTools } from '../mcp/injection/index.ts';
+import { injectTools, type ToolInjection } from '../mcp/injection/index.ts';
 import { answerFromCache } from '../plugins/semantic-cache/replay.ts';
 import { BinaryBody } from '../providers/shared/binary.ts';
 import type { Runtime } from '../runtime.ts';
@@ -30,7 +30,7 @@ import type { Runtime } from '../runtime.ts';
 type AnyOperation = FormatOperation<unknown, unknown, unknown>;
 
 /** How one request ended, for settlement and the log. */
-interface Ending {
+export interface Ending {
   outcome: ExecOutcome | undefined;
   status: number;
   usage: UsageSummary | undefined;
@@ -92,37 +92,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     signal: ac.signal,
     startedAt,
   };
-  let prepared: Prepared | undefined;
-  // The request-log row of the model call in flight: the request's own id, or an MCP tool loop's later step.
-  let stepId = id;
-  let stepBody: unknown = input.body;
-  // The semantic cache's lookup of this request (undefined while the plugin is off).
-  let cache: CacheLookup | undefined;
-  const done = (e: Ending) =>
-    finish(rt, {
-      id: stepId,
-      requestType,
-      model,
-      stream,
-      startedAt,
-      outcome: e.outcome,
-      statusCode: e.status,
-      usage: e.usage,
-      error: e.error,
-      prepared,
-      owners,
-      started: e.started,
-      input: stepBody,
-      output: e.output,
-      cacheDebug: cache?.debug,
-    });
-  const extra = (o: ExecOutcome): ExtraFields => ({
-    provider: o.provider,
-    original_model_requested: model,
-    resolved_model_used: o.resolvedModel,
-    request_type: requestType,
-    ...(cache ? { cache_debug: cache.debug } : {}),
-  });
+  const run = new InferenceRun(rt, input, requestType, model, stream);
 
   try {
     // A virtual key's MCP tools join the request's tools (mcp/injection); undefined when nothing was added.
@@ -131,43 +101,24 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     const lookup = tools
       ? undefined
       : rt.plugins.cacheLookup(input, op.format.name, requestType, stream, request.principal);
-    cache = lookup && (await lookup);
+    const cache = lookup && (await lookup);
+    run.cache = cache;
     if (cache?.hit)
       return await answerFromCache(rt, op, reply, input, cache, cache.hit, { requestType, model, stream });
     if (!stream || !op.stream) {
-      // One model call under its own log row (the request's id, or a tool loop's later step): settled and logged.
-      const call = async (body: unknown, callId: string) => {
-        stepId = callId;
-        stepBody = body;
-        const stepInput = body === input.body ? input : { ...input, id: callId, body };
-        const p = prepare(rt, stepInput, op.spec.estimateUnits?.(body));
-        prepared = p;
-        const r = await runUnary(rt, spec, stepInput, p);
-        cache?.store(r.value, r.outcome);
-        done({
-          outcome: r.outcome,
-          status: 200,
-          usage: spec.usage(r.value),
-          error: undefined,
-          started: true,
-          output: r.value,
-        });
-        return r;
-      };
-      const answer = tools
-        ? await tools.run(input.body, id, call, (h) => reply.headers(h))
-        : await call(input.body, id);
+      const answer = await run.unary(spec, tools, (h) => reply.headers(h));
       reply.header('x-gateway-request-id', id);
-      const limits = prepared?.guard.headers;
+      const limits = run.prepared?.guard.headers;
       if (limits) reply.headers(limits);
-      const sent = op.respond(answer.value, extra(answer.outcome));
+      const sent = op.respond(answer.value, run.extra(answer.outcome));
       if (sent instanceof BinaryBody) {
         reply.headers(sent.headers).type(sent.contentType);
         return reply.send(Readable.from(sent.body, { objectMode: false }));
       }
       return sent;
     }
-    prepared = prepare(rt, input, op.spec.estimateUnits?.(input.body));
+    const prepared = prepare(rt, input, op.spec.estimateUnits?.(input.body));
+    run.prepared = prepared;
     const encoder = op.stream.open(decoded.body, !prepared.guard.idle);
     const { value, outcome } = await runStream(rt, spec, input, prepared);
     const headers: Record<string, string> = { 'x-gateway-request-id': id, ...prepared.guard.headers };
@@ -175,7 +126,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     const writer = new StreamWriter(reply.raw, encoder.contentType ?? op.stream.contentType, headers);
     // Content logging: the streamed answer is pieced together as it passes (the chunks are not kept).
     const seen = rt.plugins.streamContent();
-    const finished = seen ? (e: Ending) => done({ ...e, output: seen.result() }) : done;
+    const finished = seen ? (e: Ending) => run.done({ ...e, output: seen.result() }) : run.done;
     await pipe(
       rt,
       request,
@@ -183,7 +134,7 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
       encoder,
       cache ? cache.record(value, outcome) : value,
       outcome,
-      () => extra(outcome),
+      () => run.extra(outcome),
       ac.signal,
       requestType,
       model,
@@ -192,11 +143,112 @@ async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, re
     );
     return reply;
   } catch (err) {
+    throw run.fail(err);
+  }
+}
+
+/**
+ * One request's run through the engine and what its settlement and log need: shared by the HTTP handler and the
+ * async worker (async/run-job.ts), which runs a stored request without an HTTP reply.
+ */
+export class InferenceRun {
+  readonly #rt: Runtime;
+  readonly input: InferenceInput<unknown>;
+  readonly requestType: string;
+  readonly model: string;
+  readonly stream: boolean;
+  /** The request-log row of the model call in flight: the request's own id, or an MCP tool loop's later step. */
+  #stepId: string;
+  #stepBody: unknown;
+  prepared: Prepared | undefined;
+  /** The semantic cache's lookup of this request (undefined while the plugin is off). */
+  cache: CacheLookup | undefined;
+  /** False: the request was charged already (an async job run again after its pod stopped): released, not settled. */
+  charges = true;
+
+  constructor(rt: Runtime, input: InferenceInput<unknown>, requestType: string, model: string, stream: boolean) {
+    this.#rt = rt;
+    this.input = input;
+    this.requestType = requestType;
+    this.model = model;
+    this.stream = stream;
+    this.#stepId = input.id;
+    this.#stepBody = input.body;
+  }
+
+  /** Settles (or releases) and logs the model call in flight. */
+  readonly done = (e: Ending): void => {
+    const rt = this.#rt;
+    // release() drops the held reservation at once, so the settlement below charges nothing.
+    if (!this.charges) this.prepared?.guard.release().catch((err: unknown) => rt.logger.error({ err }, 'release'));
+    finish(rt, {
+      id: this.#stepId,
+      requestType: this.requestType,
+      model: this.model,
+      stream: this.stream,
+      startedAt: this.input.startedAt,
+      outcome: e.outcome,
+      statusCode: e.status,
+      usage: e.usage,
+      error: e.error,
+      prepared: this.prepared,
+      owners: this.input.owners,
+      started: e.started,
+      input: this.#stepBody,
+      output: e.output,
+      cacheDebug: this.cache?.debug,
+    });
+  };
+
+  extra(o: ExecOutcome): ExtraFields {
+    return {
+      provider: o.provider,
+      original_model_requested: this.model,
+      resolved_model_used: o.resolvedModel,
+      request_type: this.requestType,
+      ...(this.cache ? { cache_debug: this.cache.debug } : {}),
+    };
+  }
+
+  /**
+   * A whole answer: each model call (the request's, or an MCP tool loop's steps) prepared, run, settled and logged
+   * under its own log row.
+   */
+  async unary(
+    spec: OperationSpec<unknown, unknown, unknown>,
+    tools: ToolInjection | undefined,
+    setHeaders: (h: Record<string, string>) => void,
+  ): Promise<{ value: unknown; outcome: ExecOutcome }> {
+    const rt = this.#rt;
+    const input = this.input;
+    const call = async (body: unknown, callId: string) => {
+      this.#stepId = callId;
+      this.#stepBody = body;
+      const stepInput = body === input.body ? input : { ...input, id: callId, body };
+      const p = prepare(rt, stepInput, spec.estimateUnits?.(body));
+      this.prepared = p;
+      const r = await runUnary(rt, spec, stepInput, p);
+      this.cache?.store(r.value, r.outcome);
+      this.done({
+        outcome: r.outcome,
+        status: 200,
+        usage: spec.usage(r.value),
+        error: undefined,
+        started: true,
+        output: r.value,
+      });
+      return r;
+    };
+    return tools ? await tools.run(input.body, input.id, call, setHeaders) : await call(input.body, input.id);
+  }
+
+  /** A failure before any answer: logged (its reservation released); the error for the caller's envelope. */
+  fail(err: unknown): RequestError {
     const outcome = outcomeOfError(err);
     const cause = causeOf(err);
-    const env = toEnvelope(cause, id);
-    done({ outcome, status: env.status_code, usage: undefined, error: env.error, started: false });
-    throw new RequestError(cause, errorExtra(requestType, model, outcome));
+    const env = toEnvelope(cause, this.input.id);
+    this.done({ outcome, status: env.status_code, usage: undefined, error: env.error, started: false });
+    return new RequestError(cause, errorExtra(this.requestType, this.model, outcome));
   }
 }
 
@@ -253,7 +305,7 @@ async function pipe(
  */
 export const FALLBACKS_HEADER = 'x-gateway-fallbacks';
 
-function fallbacksHeader(value: string | string[] | undefined): string[] | undefined {
+export function fallbacksHeader(value: string | string[] | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const list = (Array.isArray(value) ? value.join(',') : value)
     .split(',')

@@ -6,6 +6,7 @@ import { type OpenAIOperations, openaiOperations } from '../../formats/openai/op
 import type { Runtime } from '../../runtime.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
 import { registerAudioRoutes, registerRerankOcrRoutes } from './audio.ts';
+import { registerAsyncRoutes } from './async.ts';
 import { registerBatchRoutes } from './batches.ts';
 import { registerContainerRoutes } from './containers.ts';
 import { registerFileRoutes } from './files.ts';
@@ -21,6 +22,7 @@ export function registerV1Routes(app: FastifyInstance, rt: Runtime): void {
   registerRerankOcrRoutes(app, rt, unifiedFormat);
   registerToolExecuteRoute(app, rt);
   registerRealtimeRoutes(app, rt, undefined);
+  registerAsyncRoutes(app, rt);
 }
 
 /** The OpenAI operations at their OpenAI paths (relative to the family's `/v1`-like prefix). */

@@ -3,6 +3,7 @@
 
 import { messageOf } from '../../util/errors.ts';
 import { CoordError, ttlArg } from './errors.ts';
+import { MemoryStreamStore, memoryStreams } from './memory-streams.ts';
 import { INCR_SCRIPT, incrArgs, toScriptReply } from './scripts.ts';
 import { MemoryStore } from './store.ts';
 import type { Coordinator, CoordScript, Unsubscribe } from './types.ts';
@@ -12,10 +13,12 @@ type Handler = (message: string) => void;
 /** Store and pub/sub shared by the coordinators of one process (tests share one between coordinators). */
 export class MemoryBackend {
   readonly store: MemoryStore;
+  readonly streams: MemoryStreamStore;
   readonly channels = new Map<string, Set<Handler>>();
 
   constructor(clock?: () => number) {
     this.store = new MemoryStore(clock);
+    this.streams = new MemoryStreamStore(clock);
   }
 }
 
@@ -83,6 +86,7 @@ export function createMemoryCoordinator(options: MemoryCoordinatorOptions = {}):
       }),
     incr: async (key, by, ttlMs) => Number(await run(INCR_SCRIPT, [key], incrArgs(by, ttlArg(ttlMs)))),
     run,
+    streams: memoryStreams(backend.streams, prefix, () => closed),
     publish: (channel, message) =>
       op(() => {
         const handlers = channels.get(prefix + channel);

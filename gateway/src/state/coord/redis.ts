@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { messageOf } from '../../util/errors.ts';
 import { CoordError, ttlArg } from './errors.ts';
 import { ScriptBatcher, toCoordError } from './redis-batch.ts';
+import { redisStreams } from './redis-streams.ts';
 import { INCR_SCRIPT, incrArgs } from './scripts.ts';
 import type { Coordinator, CoordScript, Unsubscribe } from './types.ts';
 
@@ -160,6 +161,7 @@ export async function openRedisCoordinator(options: RedisCoordinatorOptions): Pr
       }),
     incr: async (key, by, ttlMs) => Number(await run(INCR_SCRIPT, [key], incrArgs(by, ttlArg(ttlMs)))),
     run,
+    streams: redisStreams(main, prefix, call),
     publish: (channel, message) =>
       call(async () => {
         await main.publish(prefix + channel, message);

@@ -31,6 +31,32 @@ export interface CoordScript<R> {
 
 export type Unsubscribe = () => Promise<void>;
 
+/** One entry of a stream, as a consumer group hands it out. */
+export interface StreamEntry {
+  id: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * Work queues: a stream read through a consumer group (Redis XADD, XREADGROUP, XACK, XAUTOCLAIM). An entry read
+ * but not acknowledged stays pending with its consumer; once idle longer than a caller's bound another consumer
+ * may claim it, so work of a consumer that died is not lost.
+ */
+export interface CoordStreams {
+  /** Appends an entry (XADD *); its id. */
+  add(stream: string, fields: Record<string, string>): Promise<string>;
+  /** Creates the group reading from the stream's start, and the stream if needed; an existing group is kept. */
+  ensureGroup(stream: string, group: string): Promise<void>;
+  /** Up to `count` entries never delivered to the group, now pending with `consumer` (XREADGROUP >, no block). */
+  read(stream: string, group: string, consumer: string, count: number): Promise<StreamEntry[]>;
+  /** Up to `count` pending entries idle at least `minIdleMs`, moved to `consumer` (XAUTOCLAIM from 0-0). */
+  claimIdle(stream: string, group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]>;
+  /** Resets the idle time of an entry `consumer` holds (XCLAIM 0 JUSTID); false when it holds it no longer. */
+  touch(stream: string, group: string, consumer: string, id: string): Promise<boolean>;
+  /** Acknowledges and deletes an entry (XACK, XDEL). */
+  ack(stream: string, group: string, id: string): Promise<void>;
+}
+
 export interface Coordinator {
   readonly kind: 'redis' | 'memory';
   get(key: string): Promise<string | null>;
@@ -43,6 +69,8 @@ export interface Coordinator {
   incr(key: string, by: number, ttlMs: number): Promise<number>;
   /** Runs an atomic script. */
   run<R>(script: CoordScript<R>, keys: readonly string[], args: readonly (string | number)[]): Promise<R>;
+  /** Streams with consumer groups (async job hand-out). */
+  readonly streams: CoordStreams;
   publish(channel: string, message: string): Promise<void>;
   subscribe(channel: string, onMessage: (message: string) => void): Promise<Unsubscribe>;
   /** Called after the connection to the shared store came back (events may have been missed). */

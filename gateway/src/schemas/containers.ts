@@ -9,22 +9,21 @@ const ExpiresAfter = z.object({
   minutes: z.number().int().min(1).max(525_600),
 });
 
-/** What a caller may send to create a container; fields the gateway does not read pass on unchanged. */
-export const ContainerCreateBody = z
-  .looseObject({
-    name: z.string().min(1).max(256),
-    expires_after: ExpiresAfter.optional(),
-    file_ids: z.array(z.string().min(1).max(512)).max(100).optional(),
-    memory_limit: z.string().max(16).optional(),
-    metadata: Metadata.optional(),
-    /** The reference names the provider in the body too; it is taken off before the body goes upstream. */
-    provider: z.string().optional(),
-  })
-  .meta({ id: 'ContainerCreateRequest' });
-export type ContainerCreateBody = z.infer<typeof ContainerCreateBody>;
+/** A container create body as it goes upstream; fields the gateway does not read pass on unchanged. */
+const ContainerCreateFields = z.looseObject({
+  name: z.string().min(1).max(256),
+  expires_after: ExpiresAfter.optional(),
+  file_ids: z.array(z.string().min(1).max(512)).max(100).optional(),
+  memory_limit: z.string().max(16).optional(),
+  metadata: Metadata.optional(),
+});
+export type ContainerCreateRequest = z.infer<typeof ContainerCreateFields>;
 
-/** A container create body as it goes upstream (the provider name taken off). */
-export type ContainerCreateRequest = Omit<ContainerCreateBody, 'provider'>;
+/** What a caller sends: the reference names the provider in the body too (taken off before it goes upstream). */
+export const ContainerCreateBody = ContainerCreateFields.extend({ provider: z.string().optional() }).meta({
+  id: 'ContainerCreateRequest',
+});
+export type ContainerCreateBody = z.infer<typeof ContainerCreateBody>;
 
 export const ContainerObject = z
   .looseObject({

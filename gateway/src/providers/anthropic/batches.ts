@@ -20,7 +20,7 @@ import { pathSegment } from '../shared/url.ts';
 import type { BatchCalls, CallContext } from '../types.ts';
 import { fromMessagesResponse, toMessagesRequest } from './chat.ts';
 import { parseAnthropicError } from './errors.ts';
-import { anthropicHost, epochOrNull, epochSeconds } from './files.ts';
+import { anthropicHost, anthropicPage, epochOrNull, epochSeconds } from './files.ts';
 import type { MessagesResponse } from './types.ts';
 
 type Json = Record<string, unknown>;
@@ -46,22 +46,7 @@ export const anthropicBatches: BatchCalls = {
     return batchOf(await callJson(host, ctx, { url: url(ctx, ''), body: JSON.stringify({ requests }) }));
   },
   retrieve: async (id, ctx) => batchOf(await callJson(host, ctx, { method: 'GET', url: url(ctx, one(id)) })),
-  async list(q, ctx) {
-    const query = new URLSearchParams();
-    if (q.limit !== undefined) query.set('limit', String(Math.min(q.limit, 1000)));
-    if (q.after !== undefined) query.set('after_id', q.after);
-    if (q.before !== undefined) query.set('before_id', q.before);
-    const res = await callJson(host, ctx, { method: 'GET', url: url(ctx, query.size > 0 ? `?${query}` : '') });
-    if (!Array.isArray(res['data'])) throw badShape('batch list');
-    const data = res['data'].map(batchOf);
-    return {
-      object: 'list',
-      data,
-      has_more: res['has_more'] === true,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
-    } satisfies BatchList;
-  },
+  list: async (q, ctx) => (await anthropicPage(host, ctx, '/messages/batches', q, batchOf)) satisfies BatchList,
   cancel: async (id, ctx) => batchOf(await callJson(host, ctx, { url: url(ctx, `${one(id)}/cancel`) })),
   async results(id, ctx) {
     const batch = await callJson(host, ctx, { method: 'GET', url: url(ctx, one(id)) });

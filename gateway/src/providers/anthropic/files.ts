@@ -3,7 +3,14 @@
 // echoes the caller's, other answers say `user_data`. Uploaded files are not downloadable on Anthropic (only
 // files its tools create are); that refusal is Anthropic's own error, passed on.
 import type { FileDeleted, FileList, FileObject } from '../../schemas/files.ts';
-import { type ApiHost, badShape, callJson, MAX_FILE_DOWNLOAD_BYTES, streamedForm } from '../openai/files.ts';
+import {
+  type ApiHost,
+  badShape,
+  callJson,
+  MAX_FILE_DOWNLOAD_BYTES,
+  openAIList,
+  streamedForm,
+} from '../openai/files.ts';
 import { binaryAnswer } from '../shared/binary.ts';
 import { joinUrl, send } from '../shared/http.ts';
 import { pathSegment } from '../shared/url.ts';
@@ -29,6 +36,26 @@ export function anthropicHost(beta?: string): ApiHost {
   };
 }
 
+/** One page of an Anthropic list (`after_id`/`before_id` cursors, at most 1000) in OpenAI's list shape. */
+export async function anthropicPage<T extends { id: string }>(
+  api: ApiHost,
+  ctx: CallContext,
+  path: string,
+  q: { limit?: number | undefined; after?: string | undefined; before?: string | undefined },
+  map: (v: unknown) => T,
+) {
+  const query = new URLSearchParams();
+  if (q.limit !== undefined) query.set('limit', String(Math.min(q.limit, 1000)));
+  if (q.after !== undefined) query.set('after_id', q.after);
+  if (q.before !== undefined) query.set('before_id', q.before);
+  const res = await callJson(api, ctx, {
+    method: 'GET',
+    url: `${api.root(ctx)}${path}${query.size > 0 ? `?${query}` : ''}`,
+  });
+  if (!Array.isArray(res['data'])) throw badShape(`${path.slice(1)} list`);
+  return openAIList(res['data'].map(map), res['has_more'] === true);
+}
+
 const host = anthropicHost(FILES_BETA);
 const url = (ctx: CallContext, path: string) => host.root(ctx) + path;
 const one = (id: string) => `/files/${pathSegment(id)}`;
@@ -40,24 +67,7 @@ export const anthropicFiles: FileCalls = {
     const res = await callJson(host, ctx, { url: url(ctx, '/files'), body }, { 'content-type': contentType });
     return fileOf(res, up.fields().purpose);
   },
-  async list(q, ctx) {
-    const query = new URLSearchParams();
-    if (q.limit !== undefined) query.set('limit', String(Math.min(q.limit, 1000)));
-    if (q.after !== undefined) query.set('after_id', q.after);
-    const res = await callJson(host, ctx, {
-      method: 'GET',
-      url: url(ctx, `/files${query.size > 0 ? `?${query}` : ''}`),
-    });
-    if (!Array.isArray(res['data'])) throw badShape('file list');
-    const data = res['data'].map((f) => fileOf(f));
-    return {
-      object: 'list',
-      data,
-      has_more: res['has_more'] === true,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
-    } satisfies FileList;
-  },
+  list: async (q, ctx) => (await anthropicPage(host, ctx, '/files', q, (f) => fileOf(f))) satisfies FileList,
   retrieve: async (id, ctx) => fileOf(await callJson(host, ctx, { method: 'GET', url: url(ctx, one(id)) })),
   async delete(id, ctx) {
     const res = await callJson(host, ctx, { method: 'DELETE', url: url(ctx, one(id)) });

@@ -20,7 +20,7 @@ import { badShape } from '../openai/files.ts';
 import { joinUrl } from '../shared/http.ts';
 import type { BatchCalls, CallContext } from '../types.ts';
 import { sendGoogle } from './errors.ts';
-import { type GoogleApi, googleJson, resourcePath } from './files.ts';
+import { type GoogleApi, googleJson, googlePage, resourcePath } from './files.ts';
 import { toGenerateContentRequest } from './request.ts';
 import { toChatResponse } from './response.ts';
 import type { GenerateContentResponse } from './wire.ts';
@@ -65,28 +65,10 @@ export function geminiBatches(api: GoogleApi, modelPath: (model: string) => stri
       return batchOf(op, req);
     },
     retrieve: async (id, ctx) => batchOf(await get(id, ctx)),
-    async list(q, ctx) {
-      const query = new URLSearchParams();
-      if (q.limit !== undefined) query.set('pageSize', String(Math.min(q.limit, 1000)));
-      if (q.after !== undefined) query.set('pageToken', q.after);
-      const res = await googleJson(ctx, {
-        method: 'GET',
-        url: `${v1(ctx, 'batches')}${query.size > 0 ? `?${query}` : ''}`,
-        headers: api.auth(ctx),
-      });
-      const ops = res['operations'] ?? [];
-      if (!Array.isArray(ops)) throw badShape('batch list');
-      const data = ops.map((o) => batchOf(o));
-      const next = typeof res['nextPageToken'] === 'string' ? res['nextPageToken'] : null;
-      return {
-        object: 'list',
-        data,
-        has_more: next !== null,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        next_page_token: next,
-      } satisfies BatchList;
-    },
+    list: async (q, ctx) =>
+      (await googlePage(api, ctx, q, { collection: 'batches', field: 'operations', maxPage: 1000 }, (o) =>
+        batchOf(o),
+      )) satisfies BatchList,
     async cancel(id, ctx) {
       await googleJson(ctx, {
         url: `${v1(ctx, resourcePath('batches', id))}:cancel`,

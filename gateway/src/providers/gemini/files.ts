@@ -6,7 +6,7 @@
 import type { FileDeleted, FileList, FileObject } from '../../schemas/files.ts';
 import { epochOrNull, epochSeconds } from '../anthropic/files.ts';
 import { ProviderError } from '../errors.ts';
-import { badShape, MAX_FILE_DOWNLOAD_BYTES } from '../openai/files.ts';
+import { badShape, MAX_FILE_DOWNLOAD_BYTES, openAIList } from '../openai/files.ts';
 import { binaryAnswer } from '../shared/binary.ts';
 import { joinUrl, type UpstreamRequest, type UpstreamResponse } from '../shared/http.ts';
 import { pathSegment } from '../shared/url.ts';
@@ -44,6 +44,31 @@ async function jsonOf(res: UpstreamResponse): Promise<Json> {
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badShape('answer');
   return v as Json; // a non-array object, checked above
+}
+
+/**
+ * One page of a Gemini collection (`files`, `batches`) in OpenAI's list shape. Gemini pages by token: `after`
+ * takes the `next_page_token` given here.
+ */
+export async function googlePage<T extends { id: string }>(
+  api: GoogleApi,
+  ctx: CallContext,
+  q: { limit?: number | undefined; after?: string | undefined },
+  where: { collection: string; field: string; maxPage: number },
+  map: (v: unknown) => T,
+) {
+  const query = new URLSearchParams();
+  if (q.limit !== undefined) query.set('pageSize', String(Math.min(q.limit, where.maxPage)));
+  if (q.after !== undefined) query.set('pageToken', q.after);
+  const res = await googleJson(ctx, {
+    method: 'GET',
+    url: `${joinUrl(api.base(ctx), `/v1beta/${where.collection}`)}${query.size > 0 ? `?${query}` : ''}`,
+    headers: api.auth(ctx),
+  });
+  const items = res[where.field] ?? [];
+  if (!Array.isArray(items)) throw badShape(`${where.collection} list`);
+  const next = typeof res['nextPageToken'] === 'string' ? res['nextPageToken'] : null;
+  return { ...openAIList(items.map(map), next !== null), next_page_token: next };
 }
 
 export function geminiFiles(api: GoogleApi): FileCalls {
@@ -95,29 +120,10 @@ export function geminiFiles(api: GoogleApi): FileCalls {
       const done = await jsonOf(await put(Buffer.concat(pending), 'upload, finalize', offset));
       return fileOf(done['file'] ?? done, purpose);
     },
-    async list(q, ctx) {
-      const query = new URLSearchParams();
-      if (q.limit !== undefined) query.set('pageSize', String(Math.min(q.limit, 100)));
-      if (q.after !== undefined) query.set('pageToken', q.after);
-      const res = await googleJson(ctx, {
-        method: 'GET',
-        url: `${v1(ctx, 'files')}${query.size > 0 ? `?${query}` : ''}`,
-        headers: api.auth(ctx),
-      });
-      const files = res['files'] ?? [];
-      if (!Array.isArray(files)) throw badShape('file list');
-      const data = files.map((f) => fileOf(f));
-      const next = typeof res['nextPageToken'] === 'string' ? res['nextPageToken'] : null;
-      // Gemini pages by token: `after` takes the `next_page_token` given here.
-      return {
-        object: 'list',
-        data,
-        has_more: next !== null,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        next_page_token: next,
-      } satisfies FileList;
-    },
+    list: async (q, ctx) =>
+      (await googlePage(api, ctx, q, { collection: 'files', field: 'files', maxPage: 100 }, (f) =>
+        fileOf(f),
+      )) satisfies FileList,
     retrieve: async (id, ctx) =>
       fileOf(await googleJson(ctx, { method: 'GET', url: v1(ctx, resourcePath('files', id)), headers: api.auth(ctx) })),
     async delete(id, ctx) {

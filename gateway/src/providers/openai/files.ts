@@ -112,6 +112,14 @@ export function fileObject(v: unknown): FileObject {
   };
 }
 
+/** A page in OpenAI's list shape, for providers that page otherwise (ids of the first and last item). */
+export function openAIList<T extends { id: string }>(
+  data: T[],
+  hasMore: boolean,
+): { object: 'list'; data: T[]; has_more: boolean; first_id: string | null; last_id: string | null } {
+  return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
+
 export function badShape(what: string): ProviderError {
   return new ProviderError('bad_response', `upstream returned a ${what} in an unexpected shape`);
 }

@@ -5,7 +5,7 @@
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIFilesFake, type OpenAIFilesFake } from '../fakes/openai-files.ts';
-import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import {
   adminJson,
   budgetsOf,
@@ -162,6 +162,10 @@ describe('admission and the batch charge', () => {
     const file = await upload(client, line('a', 'gpt-4o-mini') + line('b', 'gpt-4o-mini'));
     const batch = await create(client, file);
     openai.complete(batch.id, { prompt_tokens: 10, completion_tokens: COMPLETION_TOKENS });
+    // A read without a virtual key charges no budget and leaves the charge to the key's read.
+    const anonymous = await results(INFERENCE_TOKEN, batch.id);
+    expect(anonymous.status).toBe(200);
+    await anonymous.json();
 
     const first = await results(key.value, batch.id);
     expect(first.status).toBe(200);

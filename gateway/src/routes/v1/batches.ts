@@ -298,9 +298,9 @@ async function chargeBatch(
     total += Math.ceil(costNano(price.price, usageTokens(b.usage)) * factor);
   }
   const requestId = `batch:${provider}:${batchId}`;
-  if (!(await rt.state.coord.setIfAbsent(`batch-charged:${requestId}`, '1', CHARGED_MS))) {
-    return { costNano: 0 };
-  }
+  // A read without a virtual key charges nothing, so it must not use up the charge of a later read with one.
+  const marker = `${vk ? 'batch-charged' : 'batch-logged'}:${requestId}`;
+  if (!(await rt.state.coord.setIfAbsent(marker, '1', CHARGED_MS))) return { costNano: 0 };
   const tail: LogTail = { costNano: priced ? total : undefined, usage };
   if (!vk) return tail;
   const pc = vk.provider_configs.find((c) => c.provider === provider);

@@ -26,7 +26,7 @@ const env = useProviderGateway({
 });
 
 describe('the key that made a video', () => {
-  it('is the only one a later retrieve and delete are sent with', async () => {
+  it('is the only one a later retrieve, remix and delete are sent with', async () => {
     const video = await env.client.videos.create(
       { model: 'openai/sora-2' as 'sora-2', prompt: 'A lighthouse at dusk', seconds: '4' },
       { headers: { 'x-gateway-key-name': 'maker' } },
@@ -35,6 +35,16 @@ describe('the key that made a video', () => {
 
     openai.reset();
     expect((await env.client.videos.retrieve(video.id)).id).toBe(video.id);
+    expect(openai.requests.map(keyUsed)).toEqual([MAKER]);
+
+    // A remix runs through the inference core: it is pinned to the key that holds its source.
+    openai.reset();
+    const remix = await env.client.videos.remix(video.id, { prompt: 'The same lighthouse at dawn' });
+    expect(openai.requests.map((r) => `${r.path} ${keyUsed(r)}`)).toEqual([
+      `/v1/videos/${video.id.split(':')[0]}/remix ${MAKER}`,
+    ]);
+    openai.reset();
+    await env.client.videos.retrieve(remix.id);
     expect(openai.requests.map(keyUsed)).toEqual([MAKER]);
 
     openai.reset();

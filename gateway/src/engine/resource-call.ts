@@ -358,6 +358,15 @@ export function rememberResourceKey(rt: Runtime, provider: string, ref: Resource
   return remember(rt, provider, ref, keyId);
 }
 
+/** The id of the key remembered as the creator of `ref`; undefined when unknown (or while Redis is down). */
+export async function rememberedResourceKey(
+  rt: Runtime,
+  provider: string,
+  ref: ResourceRef,
+): Promise<string | undefined> {
+  return (await rt.state.coord.get(rememberKey(provider, ref)).catch(() => null)) ?? undefined;
+}
+
 /** One key: retries with backoff on network errors, timeouts and 5xx when the call may be sent again. */
 async function attempt<T>(
   rt: Runtime,

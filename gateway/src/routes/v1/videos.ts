@@ -3,7 +3,14 @@
 // model-less calls (engine/resource-call.ts) to the provider the id names.
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { callerGone, PROVIDER_HEADER, resolveProvider, runResourceCall } from '../../engine/resource-call.ts';
+import { pinOf } from '../../engine/request.ts';
+import {
+  callerGone,
+  PROVIDER_HEADER,
+  rememberedResourceKey,
+  resolveProvider,
+  runResourceCall,
+} from '../../engine/resource-call.ts';
 import {
   gatewayVideoId,
   REMIX_SOURCE_PARAM,
@@ -74,6 +81,7 @@ export function registerVideoRoutes(app: FastifyInstance, rt: Runtime, format: W
       const params = request.params as Record<string, string>; // the route's own path parameters
       const ref = parseVideoId(rt, params['video_id'] ?? '', request, def);
       const source = await remixSource(rt, ref, request.body);
+      await pinCreator(rt, request, ref);
       const resolved: RemixSource = { provider: ref.provider, nativeId: ref.id, source };
       params[REMIX_SOURCE_PARAM] = JSON.stringify(resolved);
     });
@@ -204,6 +212,18 @@ function idCall<T>(
     },
     callerGone(reply),
   );
+}
+
+/**
+ * A remix must reach the account that holds its source: unless the caller pinned a key, it is pinned to the key
+ * that made the source (when the gateway remembers it and the key still exists).
+ */
+async function pinCreator(rt: Runtime, request: FastifyRequest, ref: VideoRef): Promise<void> {
+  if (pinOf(request.headers) !== undefined) return;
+  const keyId = await rememberedResourceKey(rt, ref.provider, { kind: 'video', id: ref.id });
+  if (keyId !== undefined && rt.state.snapshot.providers.get(ref.provider)?.keysById.has(keyId)) {
+    request.headers['x-gateway-key-id'] = keyId;
+  }
 }
 
 /** The model and length of the video to remix: remembered at its creation, else the body's `model`. */

@@ -257,11 +257,17 @@ describe('refusals', () => {
 
   it('refuses an upload over the bound with 413, declared or streamed, and nothing is stored upstream', async () => {
     const c = await client.containers.create({ name: 'big' }, onKey1);
-    const big = new Blob([Buffer.alloc(1024 * 1024 + 10, 97)]);
+    openai.reset();
+    // A declared length past the bound (plus room for the form): refused before anything is sent.
     const form = new FormData();
-    form.append('file', big, 'big.bin');
+    form.append('file', new Blob([Buffer.alloc(3 * 1024 * 1024, 97)]), 'big.bin');
     const declared = await post(`/v1/containers/${c.id}/files?provider=openai`, form);
     expect(declared.status).toBe(413);
+    expect(openai.requests).toHaveLength(0);
+    // Just past the bound: found while streaming, the upstream upload cut off.
+    const over = new FormData();
+    over.append('file', new Blob([Buffer.alloc(1024 * 1024 + 10, 97)]), 'over.bin');
+    expect((await post(`/v1/containers/${c.id}/files?provider=openai`, over)).status).toBe(413);
 
     const chunked = await fetch(`${gw.url}/v1/containers/${c.id}/files?provider=openai`, {
       method: 'POST',

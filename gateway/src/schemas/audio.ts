@@ -1,6 +1,7 @@
 // Audio operations in the unified (OpenAI) shape: speech (text in, audio bytes or SSE events out), transcription
 // and translation (an uploaded audio file in, text or JSON out, or transcript SSE events).
 import { z } from 'zod';
+import { Upload } from './upload.ts';
 
 export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
@@ -55,36 +56,13 @@ export type TranscriptionFormat = (typeof TRANSCRIPTION_FORMATS)[number];
 /** Formats answered as `text/plain` rather than JSON. */
 export const TEXT_TRANSCRIPTION_FORMATS: ReadonlySet<TranscriptionFormat> = new Set(['text', 'srt', 'vtt']);
 
-/**
- * An uploaded audio file. The bytes sit in a private field: request bodies are walked for the token estimate,
- * copied for routing rules and serialised for content logging, none of which must touch megabytes of audio.
- */
-export class AudioUpload {
-  readonly filename: string;
-  readonly mimetype: string;
-  readonly bytes: number;
-  readonly #data: Uint8Array;
-
-  constructor(filename: string, mimetype: string, data: Uint8Array) {
-    this.filename = filename;
-    this.mimetype = mimetype;
-    this.bytes = data.length;
-    this.#data = data;
-  }
-
-  get data(): Uint8Array {
-    return this.#data;
-  }
-
-  toJSON(): Record<string, unknown> {
-    return { filename: this.filename, mimetype: this.mimetype, bytes: this.bytes };
-  }
-}
+/** An uploaded audio file (schemas/upload.ts). */
+export { Upload as AudioUpload };
 
 /** A transcription or translation request, decoded from its form. */
 export interface TranscriptionRequest {
   model: string;
-  file: AudioUpload;
+  file: Upload;
   response_format: TranscriptionFormat;
   stream: boolean;
   fallbacks?: string[] | undefined;

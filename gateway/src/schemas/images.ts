@@ -2,6 +2,7 @@
 // and an optional mask), variations (one source image); the answer is OpenAI's `{created, data[], usage?}`, and a
 // streamed generation or edit is OpenAI's `image_generation.*` / `image_edit.*` events.
 import { z } from 'zod';
+import { Upload } from './upload.ts';
 
 export const IMAGE_RESPONSE_FORMATS = ['url', 'b64_json'] as const;
 export type ImageResponseFormat = (typeof IMAGE_RESPONSE_FORMATS)[number];
@@ -35,40 +36,8 @@ export const ImageGenerationRequest = z.looseObject({
 });
 export type ImageGenerationRequest = z.infer<typeof ImageGenerationRequest>;
 
-/**
- * An uploaded source image or mask. The bytes sit in a private field: request bodies are walked for the token
- * estimate, copied for routing rules and serialised for content logging, none of which must touch megabytes.
- */
-export class ImageUpload {
-  readonly filename: string;
-  readonly mimetype: string;
-  readonly bytes: number;
-  readonly #data: Uint8Array;
-
-  constructor(filename: string, mimetype: string, data: Uint8Array) {
-    this.filename = filename;
-    this.mimetype = mimetype;
-    this.bytes = data.length;
-    this.#data = data;
-  }
-
-  get data(): Uint8Array {
-    return this.#data;
-  }
-
-  /** The bytes as a `data:` URL (providers that take images inline in JSON). */
-  dataUrl(): string {
-    return `data:${this.mimetype};base64,${Buffer.from(this.#data).toString('base64')}`;
-  }
-
-  base64(): string {
-    return Buffer.from(this.#data).toString('base64');
-  }
-
-  toJSON(): Record<string, unknown> {
-    return { filename: this.filename, mimetype: this.mimetype, bytes: this.bytes };
-  }
-}
+/** An uploaded source image or mask (schemas/upload.ts). */
+export { Upload as ImageUpload };
 
 /** The request fields every image operation has, decoded and checked. */
 export interface ImageCommon {
@@ -85,15 +54,15 @@ export interface ImageCommon {
 /** An edit: a prompt over one or more source images, an optional mask (transparent where to paint). */
 export interface ImageEditRequest extends ImageCommon {
   prompt: string;
-  images: ImageUpload[];
-  mask?: ImageUpload | undefined;
+  images: Upload[];
+  mask?: Upload | undefined;
   stream: boolean;
   partial_images?: number | undefined;
 }
 
 /** Variations of one source image. */
 export interface ImageVariationRequest extends ImageCommon {
-  image: ImageUpload;
+  image: Upload;
 }
 
 export interface ImageData {

@@ -2,6 +2,7 @@
 // request the engine hands a provider, and the job objects providers answer with (OpenAI's Video object).
 import { z } from 'zod';
 import { ExtraFieldsSchema } from './errors.ts';
+import { Upload } from './upload.ts';
 
 /** Image types a reference image may have (what Sora and Veo take). */
 export const VIDEO_REFERENCE_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const;
@@ -37,27 +38,9 @@ export type VideoCreateBody = z.infer<typeof VideoCreateBody>;
 export const VideoRemixBody = z.looseObject({ prompt: z.string().min(1).max(32_000) });
 export type VideoRemixBody = z.infer<typeof VideoRemixBody>;
 
-/**
- * An uploaded (or data-URL) reference image. The bytes are private, so logs, token estimates and JSON see only
- * `{kind, mimetype, filename, bytes}`, never megabytes of image.
- */
-export class ReferenceImage {
+/** An uploaded (or data-URL) reference image: an Upload marked as bytes, beside the URL and file-id forms. */
+export class ReferenceImage extends Upload {
   readonly kind = 'bytes';
-  readonly mimetype: string;
-  readonly filename: string;
-  readonly bytes: number;
-  readonly #data: Buffer;
-
-  constructor(data: Buffer, mimetype: string, filename: string) {
-    this.#data = data;
-    this.mimetype = mimetype;
-    this.filename = filename;
-    this.bytes = data.length;
-  }
-
-  get data(): Buffer {
-    return this.#data;
-  }
 }
 
 /** The reference image of an image-to-video request, as the provider receives it. */

@@ -283,7 +283,7 @@ function checkedImage(data: Buffer, declared: string, filename: string): Referen
       { param: 'input_reference' },
     );
   }
-  return new ReferenceImage(data, actual, filename);
+  return new ReferenceImage(filename, actual, data);
 }
 
 function sniffImage(b: Buffer): (typeof VIDEO_REFERENCE_TYPES)[number] | undefined {

@@ -37,7 +37,7 @@ export function veoRequest(req: VideoCreateRequest): Json {
         'Veo takes the reference image itself: send it as a file or a data: URL, not a URL or file id',
       );
     }
-    instance['image'] = { bytesBase64Encoded: ref.data.toString('base64'), mimeType: ref.mimetype };
+    instance['image'] = { bytesBase64Encoded: ref.base64(), mimeType: ref.mimetype };
   }
   const parameters: Json = {};
   if (req.seconds !== undefined) parameters['durationSeconds'] = Number(req.seconds);

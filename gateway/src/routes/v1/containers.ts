@@ -133,7 +133,7 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
   );
 }
 
-/** Runs `f`; a bad request becomes a RequestError carrying the call's type (logged and answered as such). */
+/** Runs `f`; a bad request becomes a RequestError carrying the call's type in its `extra_fields`. */
 function failing<T>(requestType: string, f: () => T): T {
   try {
     return f();

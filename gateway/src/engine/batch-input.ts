@@ -19,6 +19,8 @@ export interface BatchRule {
   allowedModels: readonly string[];
   /** Every request's `url` must be this (OpenAI's batches run one endpoint). */
   endpoint: string;
+  /** The batch's own `model`, which a request without one runs (Anthropic). */
+  batchModel?: string | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -35,6 +37,7 @@ export function batchRule(
     provider: pc.provider,
     allowedModels: pc.allowed_models,
     endpoint: req.endpoint ?? '/v1/chat/completions',
+    batchModel: req.model,
   };
 }
 
@@ -51,7 +54,7 @@ export function lineProblem(line: Json, n: number, rule: BatchRule): GatewayErro
     );
   }
   const body = line['body'] ?? line['params'];
-  const model = body !== null && typeof body === 'object' ? (body as Json)['model'] : undefined;
+  const model = (body !== null && typeof body === 'object' ? (body as Json)['model'] : undefined) ?? rule.batchModel;
   if (typeof model !== 'string' || model === '') {
     return new GatewayError('invalid_request', `${where}: body.model is required`, { param: 'input_file_id' });
   }

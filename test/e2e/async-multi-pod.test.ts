@@ -60,7 +60,10 @@ describe('a pod dies mid-job', () => {
   it('another pod claims the job after the idle timeout, completes it, and it is charged once', async () => {
     const a = pods[0]!;
     const admin = (method: string, path: string, body?: unknown) => adminCall(a.url, method, path, body);
-    await admin('POST', '/api/providers', { provider: 'openai', network_config: { base_url: fake.url, max_retries: 0 } });
+    await admin('POST', '/api/providers', {
+      provider: 'openai',
+      network_config: { base_url: fake.url, max_retries: 0 },
+    });
     await admin('POST', '/api/providers/openai/keys', { name: 'k', value: 'sk-fake-0123456789abcdef', models: ['*'] });
     await admin('POST', '/api/governance/pricing-overrides', {
       scope: 'global',
@@ -80,7 +83,7 @@ describe('a pod dies mid-job', () => {
     fake.latencyMs = 10_000;
     const clientA = new OpenAI({ baseURL: `${a.url}/v1`, apiKey: key, maxRetries: 0 });
     const { data: job, response } = await clientA
-      .post<unknown, Job>('/async/chat/completions', {
+      .post<Job>('/async/chat/completions', {
         body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'survive the kill' }] },
       })
       .withResponse();
@@ -99,7 +102,7 @@ describe('a pod dies mid-job', () => {
 
     const clientB = new OpenAI({ baseURL: `${b.url}/v1`, apiKey: key, maxRetries: 0 });
     const done = await until('the job completed on pod B', 20_000, async () => {
-      const j = await clientB.get<unknown, Job>(`/async/chat/completions/${job.id}`);
+      const j = await clientB.get<Job>(`/async/chat/completions/${job.id}`);
       return j.status === 'completed' || j.status === 'failed' ? j : undefined;
     });
     expect(done.status).toBe('completed');

@@ -80,7 +80,7 @@ async function virtualKey(g: TestGateway, name: string, extra: Record<string, un
 async function poll(c: OpenAI, path: string, ms = 10_000): Promise<Job> {
   const t0 = Date.now();
   for (;;) {
-    const job = await c.get<unknown, Job>(path);
+    const job = await c.get<Job>(path);
     if (job.status !== 'queued' && job.status !== 'processing') return job;
     if (Date.now() - t0 > ms) throw new Error(`job still ${job.status} after ${ms} ms`);
     await new Promise((r) => setTimeout(r, 25));
@@ -98,7 +98,7 @@ describe('submit and poll', () => {
   it('answers 202 with a queued job at once, then the chat completion in the synchronous shape', async () => {
     const c = client(gw);
     const { data, response } = await c
-      .post<unknown, Job>('/async/chat/completions', { body: chatBody('async hello') })
+      .post<Job>('/async/chat/completions', { body: chatBody('async hello') })
       .withResponse();
     expect(response.status).toBe(202);
     expect(data.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -125,7 +125,7 @@ describe('submit and poll', () => {
 
   it('runs embeddings, and a failure becomes a failed job with the error envelope', async () => {
     const c = client(gw);
-    const emb = await c.post<unknown, Job>('/async/embeddings', {
+    const emb = await c.post<Job>('/async/embeddings', {
       body: { model: 'openai/text-embedding-3-small', input: 'vector me' },
     });
     const done = await poll(c, `/async/embeddings/${emb.id}`);
@@ -133,7 +133,7 @@ describe('submit and poll', () => {
     expect((done.result as { data: { embedding: number[] }[] }).data[0]?.embedding).toHaveLength(8);
 
     // A provider that is not configured: accepted (a fallback or a later config could serve it), then failed.
-    const unknown = await c.post<unknown, Job>('/async/chat/completions', {
+    const unknown = await c.post<Job>('/async/chat/completions', {
       body: { model: 'nosuch/gpt', messages: [{ role: 'user', content: 'x' }] },
     });
     const failed = await poll(c, `/async/chat/completions/${unknown.id}`);
@@ -151,18 +151,18 @@ describe('bad input', () => {
     await expect(c.post('/async/chat/completions', { body: { model: 'openai/gpt-4o-mini' } })).rejects.toMatchObject({
       status: 400,
     });
-    await expect(
-      c.post('/async/chat/completions', { body: { ...chatBody('s'), stream: true } }),
-    ).rejects.toMatchObject({ status: 400, param: 'stream' });
+    await expect(c.post('/async/chat/completions', { body: { ...chatBody('s'), stream: true } })).rejects.toMatchObject(
+      { status: 400, param: 'stream' },
+    );
     await expect(
       c.post('/async/chat/completions', {
         body: chatBody('ttl'),
         headers: { 'x-gateway-async-job-result-ttl': 'soon' },
       }),
     ).rejects.toMatchObject({ status: 400, param: 'x-gateway-async-job-result-ttl' });
-    await expect(c.post('/async/embeddings', { body: { model: 'openai/text-embedding-3-small' } })).rejects.toMatchObject(
-      { status: 400 },
-    );
+    await expect(
+      c.post('/async/embeddings', { body: { model: 'openai/text-embedding-3-small' } }),
+    ).rejects.toMatchObject({ status: 400 });
     expect(await jobCount(gw)).toBe(before);
   });
 
@@ -171,9 +171,9 @@ describe('bad input', () => {
       provider_configs: [{ provider: 'openai', allowed_models: ['gpt-4.1'], key_ids: ['*'], weight: 1 }],
     });
     const before = await jobCount(gw);
-    await expect(client(gw, vk.value).post('/async/chat/completions', { body: chatBody('no') })).rejects.toMatchObject(
-      { status: 403 },
-    );
+    await expect(client(gw, vk.value).post('/async/chat/completions', { body: chatBody('no') })).rejects.toMatchObject({
+      status: 403,
+    });
     expect(await jobCount(gw)).toBe(before);
   });
 });
@@ -182,7 +182,7 @@ describe('who sees a job', () => {
   it('another virtual key gets 404 reading or cancelling it; the submitter and the admin read it', async () => {
     const owner = await virtualKey(gw, 'owner');
     const other = await virtualKey(gw, 'other');
-    const job = await client(gw, owner.value).post<unknown, Job>('/async/chat/completions', { body: chatBody('mine') });
+    const job = await client(gw, owner.value).post<Job>('/async/chat/completions', { body: chatBody('mine') });
     const path = `/async/chat/completions/${job.id}`;
     await expect(client(gw, other.value).get(path)).rejects.toMatchObject({ status: 404 });
     await expect(client(gw, other.value).delete(path)).rejects.toMatchObject({ status: 404 });
@@ -199,13 +199,13 @@ describe('who sees a job', () => {
 describe('cancel, bounds and TTL', () => {
   it('cancels a queued job (200, cancelled); a second cancel is 409; the job reads as cancelled', async () => {
     const c = client(idle);
-    const job = await c.post<unknown, Job>('/async/chat/completions', { body: chatBody('cancel me') });
+    const job = await c.post<Job>('/async/chat/completions', { body: chatBody('cancel me') });
     expect(job.status).toBe('queued');
     const path = `/async/chat/completions/${job.id}`;
-    const cancelled = await c.delete<unknown, Job>(path);
+    const cancelled = await c.delete<Job>(path);
     expect(cancelled.status).toBe('cancelled');
     await expect(c.delete(path)).rejects.toMatchObject({ status: 409 });
-    const { data, response } = await c.get<unknown, Job>(path).withResponse();
+    const { data, response } = await c.get<Job>(path).withResponse();
     expect(response.status).toBe(200);
     expect(data.status).toBe('cancelled');
     expect(data.result).toBeUndefined();
@@ -227,7 +227,7 @@ describe('cancel, bounds and TTL', () => {
 
   it('keeps a result for the TTL the header names, then it is gone (404) and swept from Postgres', async () => {
     const c = client(gw);
-    const job = await c.post<unknown, Job>('/async/chat/completions', {
+    const job = await c.post<Job>('/async/chat/completions', {
       body: chatBody('short lived'),
       headers: { 'x-gateway-async-job-result-ttl': '1' },
     });
@@ -250,7 +250,7 @@ describe('budgets', () => {
   it('reserves at submission and charges the job once under its id', async () => {
     const vk = await virtualKey(gw, 'budgeted', { budgets: [{ max_limit: 10, reset_duration: '1d' }] });
     const c = client(gw, vk.value);
-    const job = await c.post<unknown, Job>('/async/chat/completions', { body: chatBody('charge me once') });
+    const job = await c.post<Job>('/async/chat/completions', { body: chatBody('charge me once') });
     const done = await poll(c, `/async/chat/completions/${job.id}`);
     const usage = (done.result as { usage: { completion_tokens: number } }).usage;
     const cost = usage.completion_tokens * OUTPUT_PRICE;

@@ -2,7 +2,9 @@
 // each job's row, runs it and stores the answer, then acknowledges the entry. An entry stays pending until then:
 // a pod that dies mid-job stops its heartbeat, and after the idle timeout another pod claims the entry
 // (XAUTOCLAIM) and runs the job again; the row's attempt counter lets only the latest run store an answer.
-// Also the sweep: ended jobs past their TTL are deleted, stored jobs without a stream entry are added again.
+// Also the sweep: ended jobs past their TTL are deleted; jobs whose stream entry may be lost (a pod stopped before
+// adding it, Redis lost its data, a silent run) are added again. A duplicate entry is harmless: a job is claimed
+// from a first delivery only while queued.
 import { randomUUID } from 'node:crypto';
 import type { AsyncSettings } from '../config/async-settings.ts';
 import type { Runtime } from '../runtime.ts';
@@ -17,9 +19,12 @@ import { runJob } from './run-job.ts';
 const DRAIN_MS = 10_000;
 /** Rows deleted per sweep statement. */
 const SWEEP_BATCH = 1000;
-/** One pod sweeps per round: the lock key and how unqueued rows must be before they are re-added. */
+/** One pod sweeps per round. */
 const SWEEP_LOCK = 'async:sweep';
-const UNQUEUED_AFTER_MS = 10_000;
+/** A queued job whose stream entry is this old (or missing) is added again: the entry may have been lost. */
+const REQUEUE_AFTER_MS = 5 * 60_000;
+/** A processing job whose run sent no heartbeat for this many claim timeouts is queued again. */
+const SILENT_CLAIMS = 3;
 
 export class AsyncWorker {
   readonly #rt: Runtime;
@@ -42,7 +47,12 @@ export class AsyncWorker {
   }
 
   start(): void {
-    if (this.#s.workers > 0) this.#schedule(0);
+    if (this.#rt.state.coord.kind === 'memory') {
+      // The embedded default: the in-process stream died with the last process, and only this one runs jobs.
+      void this.#recoverAll().finally(() => this.#s.workers > 0 && this.#schedule(0));
+    } else if (this.#s.workers > 0) {
+      this.#schedule(0);
+    }
     this.#sweeper = setInterval(() => void this.#sweep(), this.#s.sweepMs);
     this.#sweeper.unref();
   }
@@ -116,14 +126,19 @@ export class AsyncWorker {
         .ack(JOB_STREAM, JOB_GROUP, entry.id)
         .catch((err: unknown) => rt.logger.warn({ job_id: jobId, err: messageOf(err) }, 'async job ack failed'));
     if (jobId === undefined) return ack();
-    // The heartbeat: while the job runs its entry never looks idle to the other pods.
+    // The heartbeat: while the job runs its entry never looks idle to the other pods, nor its row silent.
+    let attempt = 0;
     const beat = setInterval(
-      () => void streams.touch(JOB_STREAM, JOB_GROUP, this.#consumer, entry.id).catch(() => undefined),
+      () => {
+        void streams.touch(JOB_STREAM, JOB_GROUP, this.#consumer, entry.id).catch(() => undefined);
+        if (attempt > 0) void this.#jobs.heartbeat(jobId, attempt).catch(() => undefined);
+      },
       Math.max(50, Math.floor(this.#s.claimIdleMs / 3)),
     );
     let deadline: NodeJS.Timeout | undefined;
     try {
       const job = await this.#jobs.claim(jobId, this.#consumer, redelivery);
+      attempt = job?.attempts ?? 0;
       // Ended, cancelled, expired, or running elsewhere (a duplicate entry): nothing to do.
       if (!job) return await ack();
       const op = this.#ops.get(job.operation);
@@ -162,11 +177,20 @@ export class AsyncWorker {
       while ((await this.#jobs.sweep(new Date(now), SWEEP_BATCH)) === SWEEP_BATCH) {
         if (this.#closed) return;
       }
-      for (const id of await this.#jobs.unqueued(new Date(now - UNQUEUED_AFTER_MS), SWEEP_BATCH)) {
+      const silentSince = new Date(now - SILENT_CLAIMS * this.#s.claimIdleMs);
+      for (const id of await this.#jobs.toRequeue(silentSince, new Date(now - REQUEUE_AFTER_MS), SWEEP_BATCH)) {
         await enqueue(rt.state.coord, this.#jobs, id);
       }
     } catch (err) {
       rt.logger.warn({ err: messageOf(err) }, 'async job sweep failed');
+    }
+  }
+
+  async #recoverAll(): Promise<void> {
+    try {
+      for (const id of await this.#jobs.requeueAll()) await enqueue(this.#rt.state.coord, this.#jobs, id);
+    } catch (err) {
+      this.#rt.logger.warn({ err: messageOf(err) }, 'async jobs of the previous run could not be queued again');
     }
   }
 }

@@ -14,7 +14,7 @@ export interface AsyncSettings {
   maxResultTtlS: number;
   /** GATEWAY_ASYNC_MAX_QUEUED_PER_KEY: jobs one owner (virtual key, token, user) may have queued or running. */
   maxQueuedPerOwner: number;
-  /** GATEWAY_ASYNC_SWEEP_MS: how often expired results are deleted and unqueued jobs re-queued. */
+  /** GATEWAY_ASYNC_SWEEP_MS: how often expired results are deleted and lost jobs queued again. */
   sweepMs: number;
 }
 

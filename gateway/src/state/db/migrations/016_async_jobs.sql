@@ -16,10 +16,13 @@ CREATE TABLE async_jobs (
   request_bytes  integer NOT NULL,
   -- The budget periods reserved at submission (released when the job ends without running).
   reserved       json NOT NULL DEFAULT '[]',
-  -- The job's entry is in the work stream (set right after XADD; a sweep re-adds rows left without one).
-  enqueued       boolean NOT NULL DEFAULT false,
+  -- When the job's entry was last added to the work stream (null: not yet). A sweep adds queued jobs again whose
+  -- entry is old or missing (a pod stopped before adding it, a Redis or embedded process lost the stream).
+  enqueued_at    timestamptz,
   attempts       integer NOT NULL DEFAULT 0,
   worker         text,
+  -- The running attempt's last sign of life; a processing job silent far past the claim timeout is queued again.
+  heartbeat_at   timestamptz,
   result_ttl_s   integer NOT NULL,
   status_code    integer,
   result         json,
@@ -29,7 +32,7 @@ CREATE TABLE async_jobs (
   completed_at   timestamptz,
   expires_at     timestamptz
 );
--- Bounding queued work per owner, and the sweeps (unqueued rows, expired results).
+-- Bounding queued work per owner, and the sweeps (jobs to hand out again, expired results).
 CREATE INDEX async_jobs_owner_open ON async_jobs (owner) WHERE status IN ('queued', 'processing');
-CREATE INDEX async_jobs_unqueued ON async_jobs (created_at) WHERE status = 'queued' AND NOT enqueued;
+CREATE INDEX async_jobs_open ON async_jobs (status, enqueued_at) WHERE status IN ('queued', 'processing');
 CREATE INDEX async_jobs_expiry ON async_jobs (expires_at) WHERE expires_at IS NOT NULL;

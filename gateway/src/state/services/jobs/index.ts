@@ -134,9 +134,18 @@ export class JobStore {
     });
   }
 
-  /** The job's entry is in the work stream. */
+  /** The job's entry was (just) added to the work stream. */
   async markEnqueued(id: string): Promise<void> {
-    await this.#db.query(`UPDATE async_jobs SET enqueued = true WHERE id = $1`, [id]);
+    await this.#db.query(`UPDATE async_jobs SET enqueued_at = now() WHERE id = $1`, [id]);
+  }
+
+  /** The running attempt is alive (false once another attempt owns the job or it ended). */
+  async heartbeat(id: string, attempt: number): Promise<boolean> {
+    const r = await this.#db.query(
+      `UPDATE async_jobs SET heartbeat_at = now() WHERE id = $1 AND attempts = $2 AND status = 'processing'`,
+      [id, attempt],
+    );
+    return r.rowCount === 1;
   }
 
   /** Removes a job that could not be queued (its submission answers an error instead of 202). */
@@ -159,7 +168,7 @@ export class JobStore {
   async claim(id: string, worker: string, redelivery: boolean): Promise<ClaimedJob | undefined> {
     const r = await this.#db.query(
       `UPDATE async_jobs SET status = 'processing', attempts = attempts + 1, worker = $2,
-         started_at = COALESCE(started_at, now())
+         started_at = COALESCE(started_at, now()), heartbeat_at = now()
        WHERE id = $1 AND (status = 'queued' OR ($3 AND status = 'processing'))
        RETURNING id, operation, owner, virtual_key_id, attempts, request, reserved, created_at`,
       [id, worker, redelivery],
@@ -215,12 +224,33 @@ export class JobStore {
     return { cancelled: false, row: await this.get(id, now) };
   }
 
-  /** Queued jobs whose stream entry may never have been written (their pod stopped right after storing them). */
-  async unqueued(olderThan: Date, limit: number): Promise<string[]> {
+  /**
+   * Jobs to add to the work stream again: processing jobs whose run went silent before `silentSince` are queued
+   * again first; then queued jobs never added, or last added before `addedBefore` (their entry may be lost).
+   */
+  async toRequeue(silentSince: Date, addedBefore: Date, limit: number): Promise<string[]> {
+    await this.#db.query(
+      `UPDATE async_jobs SET status = 'queued', enqueued_at = NULL
+       WHERE status = 'processing' AND heartbeat_at < $1`,
+      [silentSince],
+    );
     const r = await this.#db.query<{ id: string }>(
-      `SELECT id FROM async_jobs WHERE status = 'queued' AND NOT enqueued AND created_at < $1
+      `SELECT id FROM async_jobs
+       WHERE status = 'queued' AND (enqueued_at IS NULL OR enqueued_at < $1) AND created_at < $1
        ORDER BY created_at LIMIT $2`,
-      [olderThan, limit],
+      [addedBefore, limit],
+    );
+    return r.rows.map((row) => row.id);
+  }
+
+  /**
+   * Every job not ended, queued again (the embedded default at start: its in-process stream died with the last
+   * process, and no other process can be running them).
+   */
+  async requeueAll(): Promise<string[]> {
+    await this.#db.query(`UPDATE async_jobs SET status = 'queued' WHERE status = 'processing'`);
+    const r = await this.#db.query<{ id: string }>(
+      `SELECT id FROM async_jobs WHERE status = 'queued' ORDER BY created_at`,
     );
     return r.rows.map((row) => row.id);
   }

@@ -1,7 +1,10 @@
 // A fake OpenAI (and Azure OpenAI) realtime upstream: the WebSocket session at `/v1/realtime?model=` (Azure:
 // `/openai/v1/realtime?model=`) speaking the event protocol (session.created, session.update -> session.updated,
 // response.create -> response.created, a text delta, response.done with usage), the WebRTC calls endpoint
-// (multipart `sdp` + `session` in, 201 `application/sdp` answer out) and client_secrets. Records what it got.
+// (multipart `sdp` + `session` in, 201 `application/sdp` answer out with the call's `Location`), a call's
+// sideband WebSocket (`/realtime?call_id=`: the call's server events; the test makes the call respond or end),
+// the hangup endpoint (`POST /realtime/calls/{id}/hangup`: the call ends, its sidebands close) and
+// client_secrets. Records what it got.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -23,6 +26,18 @@ export interface RecordedCall {
   json: unknown;
 }
 
+export interface SidebandConnection {
+  url: string;
+  callId: string;
+  headers: IncomingMessage['headers'];
+  socket: WebSocket;
+}
+
+export interface RecordedHangup {
+  path: string;
+  headers: IncomingMessage['headers'];
+}
+
 export const ANSWER_SDP = 'v=0\r\no=- 4242 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=fake-answer\r\n';
 
 export class RealtimeFake {
@@ -32,6 +47,15 @@ export class RealtimeFake {
   usage = { input: 120, output: 1000, cached: 20 };
   /** Status for the next upgrades, in order (refused with an OpenAI error body). */
   readonly refusals: number[] = [];
+  /** Sideband connections to calls, in order. */
+  readonly sidebands: SidebandConnection[] = [];
+  readonly hangups: RecordedHangup[] = [];
+  /** Calls created and not yet ended. */
+  readonly liveCalls = new Set<string>();
+  /** The Location a call's answer carries: its path (OpenAI's form), none, or this value as it is. */
+  callLocation: 'path' | 'none' | { raw: string } = 'path';
+  /** Statuses for the next hangups, in order (else 200). */
+  readonly hangupFailures: number[] = [];
   private server: Server | undefined;
   private readonly wss = new WebSocketServer({ noServer: true });
   private seq = 0;
@@ -58,8 +82,32 @@ export class RealtimeFake {
             parts: parseMultipart(body, contentType),
             json: null,
           });
-          res.writeHead(201, { 'content-type': 'application/sdp', location: `/v1/realtime/calls/rtc_${++this.seq}` });
+          const id = `rtc_${++this.seq}`;
+          this.liveCalls.add(id);
+          const where = this.callLocation;
+          const headers: Record<string, string> = { 'content-type': 'application/sdp' };
+          if (where === 'path') headers['location'] = `${path}/${id}`;
+          else if (where !== 'none') headers['location'] = where.raw;
+          res.writeHead(201, headers);
           res.end(ANSWER_SDP);
+          return;
+        }
+        const hangup = /\/realtime\/calls\/([^/]+)\/hangup$/.exec(path);
+        if (req.method === 'POST' && hangup) {
+          this.hangups.push({ path, headers: req.headers });
+          const failure = this.hangupFailures.shift();
+          const id = decodeURIComponent(hangup[1] ?? '');
+          if (failure !== undefined || !this.liveCalls.has(id)) {
+            const status = failure ?? 404;
+            res.writeHead(status, { 'content-type': 'application/json' });
+            res.end(
+              JSON.stringify({ error: { message: `hangup refused (${status})`, type: 'invalid_request_error' } }),
+            );
+            return;
+          }
+          this.endCall(id);
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{}');
           return;
         }
         if (req.method === 'POST' && path.endsWith('/realtime/client_secrets')) {
@@ -88,7 +136,25 @@ export class RealtimeFake {
         );
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.session(ws, req));
+      const callId = new URL(req.url ?? '', 'http://x').searchParams.get('call_id');
+      if (callId !== null && !this.liveCalls.has(callId)) {
+        const body = JSON.stringify({
+          error: {
+            message: 'No session found for the provided call_id',
+            type: 'invalid_request_error',
+            code: 'call_id_not_found',
+          },
+        });
+        socket.end(
+          `HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+        );
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) =>
+        callId === null
+          ? this.session(ws, req)
+          : this.sidebands.push({ url: req.url ?? '', callId, headers: req.headers, socket: ws }),
+      );
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     return this;
@@ -103,6 +169,26 @@ export class RealtimeFake {
     this.connections.length = 0;
     this.calls.length = 0;
     this.refusals.length = 0;
+    this.sidebands.length = 0;
+    this.hangups.length = 0;
+    this.hangupFailures.length = 0;
+    this.callLocation = 'path';
+  }
+
+  /** The call answers once (as the browser's speech would make it): every sideband sees the response. */
+  respondOnCall(callId: string): void {
+    for (const sb of this.sidebands) {
+      if (sb.callId !== callId || sb.socket.readyState !== sb.socket.OPEN) continue;
+      this.respond((e) => sb.socket.send(JSON.stringify({ event_id: `event_${++this.seq}`, ...e })));
+    }
+  }
+
+  /** The call is over (the browser hung up, or a hangup): its sidebands are closed cleanly. */
+  endCall(callId: string): void {
+    this.liveCalls.delete(callId);
+    for (const sb of this.sidebands) {
+      if (sb.callId === callId && sb.socket.readyState === sb.socket.OPEN) sb.socket.close(1000, 'call ended');
+    }
   }
 
   private session(ws: WebSocket, req: IncomingMessage): void {

@@ -6,7 +6,7 @@ import type WebSocket from 'ws';
 import { type ErrorEnvelope, toEnvelope } from '../http/errors.ts';
 import type { UpstreamSocket } from './connect.ts';
 import type { SessionMeter } from './meter.ts';
-import { MAX_SESSION_MS, realtimeUsage } from './meter.ts';
+import { MAX_SESSION_MS, responseDoneUsage } from './meter.ts';
 
 /** Above this many buffered bytes on one side, the other side stops being read; below LOW it is read again. */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
@@ -76,18 +76,7 @@ export function bridge(client: WebSocket, up: UpstreamSocket, opts: BridgeOption
   };
 
   const inspect = (data: WebSocket.RawData) => {
-    const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-    // Only `response.done` carries usage; audio deltas (base64) never contain a quoted event name.
-    if (!buf.includes('"response.done"')) return;
-    let event: unknown;
-    try {
-      event = JSON.parse(buf.toString('utf8'));
-    } catch {
-      return;
-    }
-    // Any JSON value: reading a property of a primitive is undefined, `?.` covers null.
-    if ((event as { type?: unknown } | null)?.type !== 'response.done') return;
-    const usage = realtimeUsage(event);
+    const usage = responseDoneUsage(data);
     if (!usage) return;
     void opts.meter.charge(usage, opts.keyId).then((denial) => {
       if (denial === undefined) return;

@@ -30,11 +30,16 @@ export interface UpstreamSocket {
 const MAX_EARLY_FRAMES = 64;
 
 /**
- * Connects with the key's auth header (plus configured extra headers and the caller's allowed ones). The socket
- * is paused once open: nothing is read from the upstream until the caller's side is ready to receive it.
+ * Connects with the key's auth header (plus configured extra headers and the caller's allowed ones) to a
+ * session (or, given its URL, a call's sideband). The socket is paused once open: nothing is read from the
+ * upstream until the caller's side is ready to receive it.
  */
-export function connectUpstream(ep: RealtimeEndpoints, ctx: CallContext, extra: Record<string, string>) {
-  const url = ep.url('session', ctx);
+export function connectUpstream(
+  ep: RealtimeEndpoints,
+  ctx: CallContext,
+  extra: Record<string, string>,
+  url = ep.url('session', ctx),
+) {
   const secrets = keySecrets(ctx.key);
   const timeoutMs = Math.min(ctx.network.timeout_ms, MAX_CONNECT_MS);
   return new Promise<UpstreamSocket>((resolve, reject) => {

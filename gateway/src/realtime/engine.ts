@@ -2,7 +2,7 @@
 // budgets), key selection with retries, key rotation and fallbacks, then one log row per session, call or
 // client secret. A provider without a realtime API is a 400 `unsupported_operation` naming it.
 import { randomBytes } from 'node:crypto';
-import { type ExecOutcome, execute } from '../engine/execute.ts';
+import { ExecFailure, type ExecOutcome, execute } from '../engine/execute.ts';
 import { execDeps, forwardHeaders, logRequest } from '../engine/inference.ts';
 import { pinOf, sessionOf } from '../engine/request.ts';
 import { type RoutedRequest, routeRequest } from '../engine/route-request.ts';
@@ -15,6 +15,8 @@ import { textOf } from '../providers/shared/upstream-body.ts';
 import type { CallContext } from '../providers/types.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
+import { messageOf } from '../util/errors.ts';
+import { CallWatch, callIdOf, callRegistry, hangupCall } from './call.ts';
 import { connectUpstream, type UpstreamSocket } from './connect.ts';
 import { type RealtimeEndpoints, realtimeEndpoints } from './endpoints.ts';
 import { SessionMeter } from './meter.ts';
@@ -97,24 +99,121 @@ export async function openSession(rt: Runtime, req: RealtimeRequest): Promise<Op
 export const MAX_SDP_BYTES = 256 * 1024;
 export const MAX_SESSION_JSON_BYTES = 64 * 1024;
 
+/** A call whose usage is being followed: its sideband is open, its meter holds the first reservation. */
+export interface MeteredCall {
+  callId: string;
+  sideband: UpstreamSocket;
+  meter: SessionMeter;
+  /** Ends the call at the provider; resolves to why it failed, if it did. */
+  hangup: () => Promise<string | undefined>;
+}
+
 /**
  * The WebRTC SDP exchange: the offer and the session (its model the upstream's) go to the provider's calls
- * endpoint in the GA form (multipart), whatever form the caller used; the answer SDP comes back as text.
+ * endpoint in the GA form (multipart), whatever form the caller used; the answer SDP comes back as text. The
+ * call is then metered through its sideband, opened before the answer is returned (the browser cannot start
+ * the call without it, so no response is missed). Without a usable `Location` the call is answered unmetered;
+ * a sideband that cannot be opened gets the call hung up and the caller a 502 (no call runs unseen).
  */
 export async function exchangeCall(
   rt: Runtime,
   req: RealtimeRequest,
   sdp: string,
   session: Record<string, unknown>,
-): Promise<{ answer: string; outcome: ExecOutcome }> {
-  const { value, outcome } = await admitted(rt, req, 'realtime calls', async (ep, ctx) => {
-    const body = multipart([
-      ['sdp', 'application/sdp', sdp],
-      ['session', 'application/json', JSON.stringify({ ...session, model: ep.model(ctx) })],
-    ]);
-    return upstreamText(ep, ctx, 'calls', body.contentType, body.bytes, 'application/sdp');
+): Promise<{ answer: string; outcome: ExecOutcome; metered: MeteredCall | undefined }> {
+  const routed = route(rt, req);
+  const meter = new SessionMeter(rt, req.id, routed.owners);
+  let created: Awaited<ReturnType<typeof createCall>>;
+  let outcome: ExecOutcome;
+  try {
+    ({ value: created, outcome } = await run(
+      rt,
+      req,
+      routed,
+      'realtime calls',
+      (cand) => meter.admit(cand),
+      (ep, ctx) => createCall(ep, ctx, sdp, session),
+    ));
+  } catch (err) {
+    await meter.abandon().catch(() => undefined);
+    throw err;
+  }
+  const { ep, ctx, answer } = created;
+  const location = answer.headers['location'];
+  const callId = callIdOf(location);
+  if (callId === undefined) {
+    await meter.abandon().catch(() => undefined);
+    callRegistry(rt).warnUnmetered(outcome.provider, location);
+    return { answer: answer.text, outcome, metered: undefined };
+  }
+  const hangup = () => hangupCall(rt, ep, ctx, callId);
+  try {
+    const sideband = await connectUpstream(ep, ctx, {}, ep.sidebandUrl(ctx, callId));
+    return { answer: answer.text, outcome, metered: { callId, sideband, meter, hangup } };
+  } catch (err) {
+    const failure = await hangup();
+    await meter.abandon().catch(() => undefined);
+    throw new ExecFailure(unmeterable(err, failure), outcome);
+  }
+}
+
+async function createCall(ep: RealtimeEndpoints, ctx: CallContext, sdp: string, session: Record<string, unknown>) {
+  const body = multipart([
+    ['sdp', 'application/sdp', sdp],
+    ['session', 'application/json', JSON.stringify({ ...session, model: ep.model(ctx) })],
+  ]);
+  const answer = await upstreamAnswer(ep, ctx, 'calls', body.contentType, body.bytes, 'application/sdp');
+  return { ep, ctx, answer };
+}
+
+/** The caller's error when a created call's sideband could not be opened (the call was hung up, or not). */
+function unmeterable(err: unknown, hangupFailure: string | undefined): ProviderError {
+  const timedOut = err instanceof ProviderError && err.kind === 'timeout';
+  const ended = hangupFailure === undefined ? 'the call was ended' : `ending the call failed too: ${hangupFailure}`;
+  return new ProviderError(
+    timedOut ? 'timeout' : 'network',
+    `the provider created the call but its usage cannot be metered (the call's sideband: ${messageOf(err)}); ${ended}`,
+  );
+}
+
+/**
+ * Follows a metered call until it ends: every `response.done` charged as it arrives, the call hung up when the
+ * budget has no room for another response, one log row (usage and cost summed) when metering ends.
+ */
+export function watchCall(
+  rt: Runtime,
+  req: RealtimeRequest,
+  modelAsSent: string,
+  outcome: ExecOutcome,
+  call: MeteredCall,
+) {
+  const onAbort = () => watch.stop({ kind: 'caller_left' });
+  const watch = new CallWatch(call.sideband, {
+    requestId: req.id,
+    callId: call.callId,
+    keyId: outcome.selectedKeyId,
+    meter: call.meter,
+    hangup: call.hangup,
+    onEnd: (summary, end) => {
+      req.signal.removeEventListener('abort', onAbort);
+      const meter = call.meter;
+      rt.logger.info({ request_id: req.id, call_id: call.callId, end: end.kind }, 'realtime call metering ended');
+      logRealtime(rt, req, modelAsSent, {
+        requestType: 'realtime_call',
+        status: summary.status,
+        outcome,
+        error: summary.error,
+        usage: meter.usage,
+        costNano: meter.costNano ?? (meter.responses === 0 ? 0 : undefined),
+        started: true,
+      });
+    },
   });
-  return { answer: value, outcome };
+  // The caller left before its answer was sent: the browser can never join the call.
+  if (req.signal.aborted) onAbort();
+  else req.signal.addEventListener('abort', onAbort, { once: true });
+  callRegistry(rt).track(watch);
+  return watch;
 }
 
 /** An ephemeral client secret minted by the provider for a browser (OpenAI's client_secrets shape). */
@@ -126,9 +225,9 @@ export async function mintClientSecret(
 ): Promise<{ value: unknown; outcome: ExecOutcome }> {
   const { value, outcome } = await admitted(rt, req, 'realtime client secrets', async (ep, ctx) => {
     const json = JSON.stringify({ ...body, session: { ...session, model: ep.model(ctx) } });
-    const text = await upstreamText(ep, ctx, 'client_secrets', 'application/json', json, 'application/json');
+    const answer = await upstreamAnswer(ep, ctx, 'client_secrets', 'application/json', json, 'application/json');
     try {
-      return JSON.parse(text) as unknown;
+      return JSON.parse(answer.text) as unknown;
     } catch (err) {
       throw new ProviderError('bad_response', 'the upstream client secret is not JSON', { cause: err });
     }
@@ -138,7 +237,8 @@ export async function mintClientSecret(
 
 /**
  * One governed HTTP call: admitted like any request (the budget must have room for a response), then its
- * reservation released. Media and its usage travel between the browser and the provider, not through here.
+ * reservation released. A client secret's use is metered by the call or session it later opens, if that goes
+ * through the gateway.
  */
 async function admitted<T>(
   rt: Runtime,
@@ -155,14 +255,15 @@ async function admitted<T>(
   }
 }
 
-async function upstreamText(
+/** A POST to a realtime HTTP route: the whole answer as text (within the provider's bound) and its headers. */
+async function upstreamAnswer(
   ep: RealtimeEndpoints,
   ctx: CallContext,
   route: 'calls' | 'client_secrets',
   contentType: string,
   body: string | Uint8Array,
   accept: string,
-): Promise<string> {
+): Promise<{ text: string; headers: Record<string, string | string[] | undefined> }> {
   const res = await send(
     ctx,
     {
@@ -175,7 +276,7 @@ async function upstreamText(
   );
   const chunks: Buffer[] = [];
   for await (const chunk of res.body) chunks.push(chunk);
-  return textOf(chunks);
+  return { text: textOf(chunks), headers: res.headers };
 }
 
 /** A multipart/form-data body of text parts. */

@@ -2,6 +2,7 @@
 // reservation for its first response), then every `response.done` is charged as it arrives and the reservation
 // of the next response taken at once. When the budgets have no room for another response (or a token rate limit
 // is spent) the charge reports the denial, and the session is closed by its owner.
+import type { RawData } from 'ws';
 import { BudgetGuard } from '../engine/budget-guard.ts';
 import type { Candidate } from '../governance/admission.ts';
 import type { Owners } from '../governance/limits.ts';
@@ -111,6 +112,20 @@ export class SessionMeter {
     const cost = BudgetGuard.costOf(this.rt, cand.provider, cand.model, usage, keyId);
     if (cost !== undefined) this.costNano = (this.costNano ?? 0) + cost;
   }
+}
+
+/** The usage of a frame when it is a `response.done` event, else undefined (most frames are not even parsed). */
+export function responseDoneUsage(data: RawData): Usage | undefined {
+  const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  // Only `response.done` carries usage; audio deltas (base64) never contain a quoted event name.
+  if (!buf.includes('"response.done"')) return undefined;
+  let event: unknown;
+  try {
+    event = JSON.parse(buf.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return field(event, 'type') === 'response.done' ? realtimeUsage(event) : undefined;
 }
 
 /** The unified usage of a realtime `response.done` (`response.usage`: input/output tokens and their details). */

@@ -10,6 +10,7 @@ import { GatewayError, toEnvelope } from '../../http/errors.ts';
 import { readForm } from '../../http/multipart.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { bridge } from '../../realtime/bridge.ts';
+import { callRegistry } from '../../realtime/call.ts';
 import {
   exchangeCall,
   logRealtime,
@@ -20,6 +21,7 @@ import {
   openSession,
   type RealtimeLog,
   type RealtimeRequest,
+  watchCall,
 } from '../../realtime/engine.ts';
 import type { Runtime } from '../../runtime.ts';
 import { qualify } from '../inference-route.ts';
@@ -57,6 +59,8 @@ export function registerRealtimeRoutes(app: FastifyInstance, rt: Runtime, defaul
     scope.addContentTypeParser('application/sdp', { parseAs: 'string', bodyLimit: MAX_SDP_BYTES }, (_r, body, done) =>
       done(null, body),
     );
+    // Calls being metered keep going at the provider when this gateway stops: their rows are written now.
+    scope.addHook('onClose', async () => callRegistry(rt).shutdown());
     registerSession(scope, rt, defaultProvider);
     registerCalls(scope, rt, defaultProvider);
     registerClientSecrets(scope, rt, defaultProvider);
@@ -192,7 +196,10 @@ function registerCalls(app: FastifyInstance, rt: Runtime, defaultProvider: strin
     summary: 'WebRTC SDP exchange of a realtime call: the offer in, the answer SDP out',
     description:
       'The body is `multipart/form-data` with the parts `sdp` (the offer) and `session` (JSON, its `model` ' +
-      '`<provider>/<model>`), or a raw `application/sdp` offer with `?model=`. The answer is the provider’s SDP.',
+      '`<provider>/<model>`), or a raw `application/sdp` offer with `?model=`. The answer is the provider’s SDP. ' +
+      'The call is metered through the provider’s sideband WebSocket: each `response.done` is charged as it ' +
+      'arrives, and a call whose budget has no room for another response is hung up. A call whose usage ' +
+      'cannot be followed is hung up and answered 502.',
     tags: ['Realtime'],
     querystring: CallQuery,
     responses: { 200: { description: 'The answer SDP', text: 'application/sdp' } },
@@ -209,13 +216,17 @@ function registerCalls(app: FastifyInstance, rt: Runtime, defaultProvider: strin
       try {
         const r = await exchangeCall(rt, req, sdp, session);
         answer = r.answer;
-        logRealtime(rt, req, model, {
-          requestType: 'realtime_call',
-          status: 200,
-          outcome: r.outcome,
-          error: undefined,
-          started: true,
-        });
+        // A metered call is logged once, when it ends; an unmetered one now, its usage unknown.
+        if (r.metered) watchCall(rt, req, model, r.outcome, r.metered);
+        else {
+          logRealtime(rt, req, model, {
+            requestType: 'realtime_call',
+            status: 200,
+            outcome: r.outcome,
+            error: undefined,
+            started: true,
+          });
+        }
       } catch (err) {
         throw failed(rt, req, model, 'realtime_call', err);
       }

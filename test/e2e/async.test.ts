@@ -191,6 +191,11 @@ describe('who sees a job', () => {
     expect((await poll(client(gw, owner.value), path)).status).toBe('completed');
     const admin = await gw.admin(`/v1${path}`);
     expect(admin.status).toBe(200);
+    // Not a job id at all, or an unknown one: not found.
+    await expect(client(gw).get('/async/chat/completions/not-a-job')).rejects.toMatchObject({ status: 404 });
+    await expect(client(gw).get(`/async/chat/completions/${crypto.randomUUID()}`)).rejects.toMatchObject({
+      status: 404,
+    });
     // The job read at another operation's path is not found either.
     await expect(client(gw, owner.value).get(`/async/embeddings/${job.id}`)).rejects.toMatchObject({ status: 404 });
   });

@@ -7,6 +7,7 @@
 // from a first delivery only while queued.
 import { randomUUID } from 'node:crypto';
 import type { AsyncSettings } from '../config/async-settings.ts';
+import { GatewayError, toEnvelope } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import type { StreamEntry } from '../state/coord/types.ts';
 import type { JobStore } from '../state/services/jobs/index.ts';
@@ -143,11 +144,11 @@ export class AsyncWorker {
       if (!job) return await ack();
       const op = this.#ops.get(job.operation);
       if (!op) {
-        await this.#jobs.finish(job.id, job.attempts, {
-          status: 'failed',
-          statusCode: 400,
-          error: { message: `unknown async operation ${job.operation}` },
-        });
+        const env = toEnvelope(
+          new GatewayError('unsupported_operation', `this gateway has no async operation ${job.operation}`),
+          job.id,
+        );
+        await this.#jobs.finish(job.id, job.attempts, { status: 'failed', statusCode: env.status_code, error: env });
         return await ack();
       }
       // The per-job bound: the provider's timeout (the request's attempts each have it too).

@@ -17,6 +17,7 @@ import { messageOf } from '../../util/errors.ts';
 type JobRequest = FastifyRequest<{ Params: { job_id: string } }>;
 
 const TAGS = ['Async Jobs'];
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function submitDoc(a: AsyncOperation): RouteDoc {
   const sync = a.op.doc;
@@ -71,6 +72,9 @@ export function registerAsyncRoutes(app: FastifyInstance, rt: Runtime): void {
     return row;
   };
 
+  /** Job ids are UUIDs: anything else is not found without a query (and never reaches Postgres as text). */
+  const read = (id: string) => (JOB_ID.test(id) ? jobs.get(id, new Date(rt.now())) : Promise.resolve(undefined));
+
   for (const a of asyncOperations(unifiedFormat)) {
     const path = `/async/${a.path}`;
     app.post(
@@ -83,13 +87,13 @@ export function registerAsyncRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     );
     app.get(`${path}/:job_id`, { config: { openapi: pollDoc(a, 'get') } }, async (request: JobRequest, reply) => {
-      const row = visible(await jobs.get(request.params.job_id, new Date(rt.now())), a, request);
+      const row = visible(await read(request.params.job_id), a, request);
       reply.code(isOpen(row.status) ? 202 : 200).header('x-gateway-request-id', request.id);
       return jobView(row);
     });
     app.delete(`${path}/:job_id`, { config: { openapi: pollDoc(a, 'delete') } }, async (request: JobRequest, reply) => {
       const id = request.params.job_id;
-      visible(await jobs.get(id, new Date(rt.now())), a, request);
+      visible(await read(id), a, request);
       const { cancelled, row } = await jobs.cancel(id, new Date(rt.now()));
       if (!row) throw new GatewayError('not_found', 'no such async job (it may have expired)', { param: 'job_id' });
       if (!cancelled) {

@@ -6,6 +6,12 @@ import type { CoordStreams, StreamEntry } from './types.ts';
 
 type Call = <T>(fn: () => Promise<T>) => Promise<T>;
 
+/** XCLAIM alone would take the entry back from a consumer that claimed it since: only its holder resets it. */
+const TOUCH = `local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #p == 0 or p[1][2] ~= ARGV[2] then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+return 1`;
+
 /** `[id, [field, value, ...]]` pairs as Redis answers them; entries whose data was deleted (nil) are skipped. */
 function entriesOf(reply: unknown): StreamEntry[] {
   if (!Array.isArray(reply)) return [];
@@ -63,10 +69,7 @@ export function redisStreams(main: Redis, prefix: string, call: Call): CoordStre
         return Array.isArray(reply) ? entriesOf(reply[1]) : [];
       }),
     touch: (stream, group, consumer, id) =>
-      call(async () => {
-        const reply = await main.xclaim(prefix + stream, group, consumer, 0, id, 'JUSTID');
-        return Array.isArray(reply) && reply.length > 0;
-      }),
+      call(async () => Number(await main.eval(TOUCH, 1, prefix + stream, group, consumer, id)) === 1),
     ack: (stream, group, id) =>
       call(async () => {
         await main.xack(prefix + stream, group, id);

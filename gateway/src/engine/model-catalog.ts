@@ -27,14 +27,21 @@ export interface CatalogFilter {
   unfiltered?: boolean;
 }
 
-/** Listings per snapshot entry: a changed provider or key set is a new entry, so it is listed again. */
-const listings = new WeakMap<ProviderEntry, { at: number; models: Promise<string[]> }>();
+type Listing = { at: number; signature: string; models: Promise<string[]> };
+/** Per gateway, listings per provider, kept while the provider's settings and keys' allow-lists stay as they were. */
+const byRuntime = new WeakMap<Runtime, Map<string, Listing>>();
 
 function listed(rt: Runtime, e: ProviderEntry): Promise<string[]> {
-  const hit = listings.get(e);
-  if (hit && rt.now() - hit.at < LISTING_TTL_MS) return hit.models;
+  let listings = byRuntime.get(rt);
+  if (!listings) {
+    listings = new Map();
+    byRuntime.set(rt, listings);
+  }
+  const signature = JSON.stringify([e.network, e.keys.map((k) => [k.id, k.models])]);
+  const hit = listings.get(e.name);
+  if (hit && hit.signature === signature && rt.now() - hit.at < LISTING_TTL_MS) return hit.models;
   const models = servedModels(rt, e).then((list) => list.map((m) => m.id));
-  listings.set(e, { at: rt.now(), models });
+  listings.set(e.name, { at: rt.now(), signature, models });
   return models;
 }
 

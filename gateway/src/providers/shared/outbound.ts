@@ -75,7 +75,10 @@ export class OutboundDispatcher extends Dispatcher {
 function proxyAgent(p: OutboundProxy, agentOptions: AgentOptions): Dispatcher {
   const connect = { timeout: p.timeout_seconds * 1000, ...(p.skip_tls_verify ? { rejectUnauthorized: false } : {}) };
   if (p.type === 'socks5') {
+    // `connectTimeout` is undici's option for this agent (not in its type declarations): the proxy handshake.
+    const options = { connectTimeout: connect.timeout };
     return new Socks5ProxyAgent(p.url, {
+      ...options,
       ...(p.username !== undefined ? { username: p.username, password: p.password ?? '' } : {}),
     });
   }

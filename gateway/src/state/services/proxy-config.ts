@@ -109,10 +109,11 @@ export class ProxyConfigService {
     const before = await readStored(this.db, this.box);
     const kept =
       sent === undefined || sent === REFERENCE_REDACTED || (sent !== null && sent === redact(before.password));
-    const password = kept ? before.password : sent || undefined;
-    if (password !== undefined && !stored.username) {
+    if (!kept && sent && !stored.username) {
       throw new StateError('invalid', 'password: set username too (or neither)', 'password');
     }
+    // Without a username there are no credentials: a stored password goes with it.
+    const password = !stored.username ? undefined : kept ? before.password : sent || undefined;
     await this.db.query(
       `INSERT INTO client_config (id, config, proxy_config, proxy_secret) VALUES (1, '{}'::jsonb, $1, $2)
        ON CONFLICT (id) DO UPDATE SET proxy_config = EXCLUDED.proxy_config, proxy_secret = EXCLUDED.proxy_secret,

@@ -277,11 +277,15 @@ describe('gemini batch mode', () => {
     );
     expect(denied.status).toBe(403);
     expect(denied.message).toContain('allowed_models');
-    const file = storeGeminiFile(gemini.files, 'h', 'in', 'application/jsonl', Buffer.from('{}\n'), 'UPLOADED');
+    // The key uploads its input file through the gateway: a file it did not upload is not found for it.
+    const file = await vk.files.create(
+      { file: await toFile(Buffer.from('{}\n'), 'in.jsonl'), purpose: 'batch' },
+      { headers: { 'x-model-provider': 'gemini' } },
+    );
     const ok = await vk.batches.create(
       {
         model: `gemini/${MODEL}`,
-        input_file_id: file.meta.name,
+        input_file_id: file.id,
         endpoint: '/v1/chat/completions',
         completion_window: '24h',
       } as never,

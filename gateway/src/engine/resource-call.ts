@@ -19,6 +19,7 @@ import { type Attempt, attemptError, type ExecOutcome, type Pin } from './execut
 import { logRequest } from './inference.ts';
 import { backoffMs, pickWeighted } from './keys.ts';
 import { pinOf } from './request.ts';
+import { callerOwner, checkOwner, forgetOwner, recordOwner } from './resource-owners.ts';
 import { ownersOf } from './route-request.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -100,8 +101,17 @@ export interface ResourceCall<T> {
   idempotent: boolean;
   /** The existing resource the call addresses: sent with the key that created it. */
   target?: ResourceRef | undefined;
-  /** The resource the answer created: remembered with the key that created it. */
+  /** The resource the answer created: remembered with the key that created it, owned by the caller. */
   created?: ((value: T) => ResourceRef | undefined) | undefined;
+  /** Other resources the call names that the caller must own too (the files a container copies in). */
+  uses?: readonly ResourceRef[] | undefined;
+  /**
+   * Resources the answer names that belong to the owner of the created or addressed resource (a batch's input,
+   * output and error files), recorded so that owner can read them.
+   */
+  names?: ((value: T) => ResourceRef[]) | undefined;
+  /** The call deletes its target: the owner record goes with it. */
+  deletes?: boolean | undefined;
   /** A model the call names (a batch's), for the log and the virtual key's allowed_models. */
   model?: string | undefined;
   /**
@@ -124,6 +134,8 @@ export interface LogTail {
   /** Set when the streamed answer failed or was cut short. */
   error?: unknown;
   statusCode?: number | undefined;
+  /** Whom the row is attributed to when not the caller (a batch's charge goes to the key that created it). */
+  owners?: Owners | undefined;
 }
 
 export interface ResourceResult<T> {
@@ -180,7 +192,7 @@ export async function runResourceCall<T>(
       usage: tail.usage,
       error,
       prepared: undefined,
-      owners,
+      owners: tail.owners ?? owners,
       started: error === undefined,
       costNano: tail.costNano,
     });
@@ -196,8 +208,11 @@ export async function runResourceCall<T>(
       });
     }
     const pc = allowedConfig(rt, owners, provider, call.model);
+    // Another tenant's resource is not found, before anything is sent or admitted (resource-owners.ts).
+    const rec = call.target && (await checkOwner(rt, request.principal, provider, call.target));
+    for (const ref of call.uses ?? []) await checkOwner(rt, request.principal, provider, ref);
     if (call.admit) guard = await admitCall(rt, request.id, owners, provider, call.model, pc, entry.network.timeout_ms);
-    const keys = await orderKeys(rt, entry, pc, pinOf(request.headers), provider, call.target);
+    const keys = await orderKeys(rt, entry, pc, pinOf(request.headers), provider, call.target, rec?.keyId);
     let value: T | undefined;
     let done = false;
     for (let i = 0; i < keys.length && !done; i++) {
@@ -223,8 +238,16 @@ export async function runResourceCall<T>(
     }
     if (!done || key === undefined) throw new GatewayError('no_keys_available', `provider ${provider} has no keys`);
     const created = call.created?.(value as T);
-    if (created) await remember(rt, provider, created, key.id);
-    else if (call.target) await remember(rt, provider, call.target, key.id);
+    const caller = callerOwner(request.principal);
+    if (created) {
+      await remember(rt, provider, created, key.id);
+      await recordOwner(rt, caller, provider, [created], key.id);
+    } else if (call.target) await remember(rt, provider, call.target, key.id);
+    if (call.deletes && call.target) await forgetOwner(rt, provider, call.target);
+    const named = call.names?.(value as T) ?? [];
+    // A list's answer names only the caller's own resources when the caller is held to them.
+    const owner = created || (!rec && caller.vkId) ? caller : rec && { owner: rec.owner, vkId: rec.virtualKeyId };
+    if (named.length > 0 && owner) await recordOwner(rt, owner, provider, named, key.id);
     extra['selected_key_id'] = key.id;
     extra['selected_key_name'] = key.name;
     if (call.deferLog) {
@@ -303,6 +326,8 @@ async function orderKeys(
   pin: Pin | undefined,
   provider: string,
   target: ResourceRef | undefined,
+  /** The key the target's owner record names. */
+  recordedKeyId?: string | undefined,
 ): Promise<ProviderKey[]> {
   const allowedIds = pc && pc.key_ids[0] !== WILDCARD ? pc.key_ids : undefined;
   if (pin) {
@@ -339,7 +364,7 @@ async function orderKeys(
   }
   if (!target) return [pickWeighted(pool, rt.random)!];
   // Best effort like session stickiness: while Redis is down, every allowed key is tried in turn.
-  const knownId = await rt.state.coord.get(rememberKey(provider, target)).catch(() => null);
+  const knownId = (await rt.state.coord.get(rememberKey(provider, target)).catch(() => null)) ?? recordedKeyId;
   const known = pool.find((k) => k.id === knownId);
   if (known) return [known, ...pool.filter((k) => k !== known)];
   const first = pickWeighted(pool, rt.random)!;

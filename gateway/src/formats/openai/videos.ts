@@ -5,6 +5,7 @@ import { formatIssues } from '../../config/issues.ts';
 import type { OperationSpec } from '../../engine/operations.ts';
 import { type VideoRemixRequest, videoCreateOp, videoRemixOp } from '../../engine/ops/videos.ts';
 import { rememberResourceKey } from '../../engine/resource-call.ts';
+import { recordOwner } from '../../engine/resource-owners.ts';
 import { type ExtraFields, GatewayError } from '../../http/errors.ts';
 import { Form, type FormFile, type FormLimits } from '../../http/multipart.ts';
 import type { Runtime } from '../../runtime.ts';
@@ -88,11 +89,28 @@ function rememberSource(rt: Runtime, provider: string, job: VideoJob, extra: Ext
   });
 }
 
+/** Set by the routes' pre-handler: the caller the job will belong to (`callerOwner`, as JSON). */
+export const VIDEO_OWNER_PARAM = 'gateway_video_owner';
+
+type Owner = { owner: string; vkId: string | undefined };
+
+/** The owner of each decoded request, read when its job is accepted. */
+const ownerOfRequest = new WeakMap<object, Owner>();
+
+function noteOwner(req: object, params: Record<string, string>): void {
+  const raw = params[VIDEO_OWNER_PARAM];
+  if (raw !== undefined) ownerOfRequest.set(req, JSON.parse(raw) as Owner); // written by the route's hook
+}
+
 /**
  * The key that made a job is remembered (as model-less calls remember theirs), so retrieve, download, remix and
- * delete go straight to the account that holds the video instead of trying keys in turn.
+ * delete go straight to the account that holds the video instead of trying keys in turn; the job is owned by
+ * the caller that made it (engine/resource-owners.ts).
  */
-function remembering<Req>(rt: Runtime, spec: OperationSpec<Req, VideoJob, never>): OperationSpec<Req, VideoJob, never> {
+function remembering<Req extends object>(
+  rt: Runtime,
+  spec: OperationSpec<Req, VideoJob, never>,
+): OperationSpec<Req, VideoJob, never> {
   return {
     ...spec,
     unary: (a) => {
@@ -101,7 +119,10 @@ function remembering<Req>(rt: Runtime, spec: OperationSpec<Req, VideoJob, never>
         fn &&
         (async (req, ctx) => {
           const job = await fn(req, ctx);
-          await rememberResourceKey(rt, ctx.provider, { kind: 'video', id: job.id }, ctx.key.id);
+          const ref = { kind: 'video', id: job.id };
+          await rememberResourceKey(rt, ctx.provider, ref, ctx.key.id);
+          const owner = ownerOfRequest.get(req);
+          if (owner) await recordOwner(rt, owner, ctx.provider, [ref], ctx.key.id);
           return job;
         })
       );
@@ -132,6 +153,7 @@ export function videoCreateOperation(
     },
     decode(parts: RequestParts) {
       const req = decodeCreate(parts.body);
+      noteOwner(req, parts.params);
       return { body: req, model: req.model, fallbacks: req.fallbacks, stream: false };
     },
     respond(res, extra) {
@@ -175,6 +197,7 @@ export function videoRemixOperation(
       const { prompt, model: _model, ...extra } = parsed.data;
       const model = `${src.provider}/${src.source.model}`;
       const body: VideoRemixRequest = { model, video_id: src.nativeId, prompt, seconds: src.source.seconds, extra };
+      noteOwner(body, parts.params);
       return { body, model, stream: false };
     },
     respond(res, extra) {

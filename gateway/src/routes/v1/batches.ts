@@ -3,12 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { batchRule, checkBatchInput } from '../../engine/batch-input.ts';
-import type { LogTail, ResourceCall } from '../../engine/resource-call.ts';
+import type { LogTail, ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
+import { ownedPage, ownerRecord } from '../../engine/resource-owners.ts';
 import { ownersOf } from '../../engine/route-request.ts';
 import { costNano, usageTokens } from '../../governance/cost.ts';
 import type { Owners } from '../../governance/limits.ts';
 import { planLimits } from '../../governance/limits.ts';
-import type { Principal } from '../../http/auth.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { BinaryBody } from '../../providers/shared/binary.ts';
@@ -74,6 +74,7 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
           model,
           target: body.input_file_id ? { kind: 'file', id: body.input_file_id } : undefined,
           created: (v) => ({ kind: 'batch', id: (v as Batch).id }),
+          names: (v) => batchFiles(v as Batch),
           method: (a) => {
             const create = a.batches?.create;
             if (!create) return undefined;
@@ -112,10 +113,15 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
           requestType: 'batch_list',
           label: 'listing batches',
           idempotent: true,
+          // A virtual key sees its own batches only (engine/resource-owners.ts); their files become readable.
           method: call(
             (b) => b.list,
-            (fn) => (ctx) => fn(q, ctx),
+            (fn) => (ctx) =>
+              ownedPage(rt, request.principal, ctx.provider, 'batch', q, (after, limit) =>
+                fn({ ...q, after, limit }, ctx),
+              ),
           ),
+          names: (v) => (v as BatchList).data.flatMap(batchFiles),
         },
       );
     },
@@ -143,6 +149,7 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
           label: 'retrieving batches',
           idempotent: true,
           target: { kind: 'batch', id },
+          names: (v) => batchFiles(v as Batch),
           method: call(
             (b) => b.retrieve,
             (fn) => (ctx) => fn(id, ctx),
@@ -167,6 +174,7 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
           // Cancelling twice cancels once.
           idempotent: true,
           target: { kind: 'batch', id },
+          names: (v) => batchFiles(v as Batch),
           method: call(
             (b) => b.cancel,
             (fn) => (ctx) => fn(id, ctx),
@@ -192,13 +200,18 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
         method: (a) => {
           const fn = a.batches?.results;
           if (!fn) return undefined;
-          return async (ctx) =>
-            resultsBody(rt, id, await fn.call(a.batches, id, ctx), ctx, request.principal, (tail) => finish?.(tail));
+          return async (ctx) => resultsBody(rt, id, await fn.call(a.batches, id, ctx), ctx, (tail) => finish?.(tail));
         },
       };
       return answer(rt, request, reply, {}, c);
     },
   );
+}
+
+/** The files a batch names: its owner may read them (the output file is how results are fetched). */
+function batchFiles(b: Batch): ResourceRef[] {
+  const ids = [b.input_file_id, b.output_file_id, b.error_file_id];
+  return ids.filter((id): id is string => typeof id === 'string' && id !== '').map((id) => ({ kind: 'file', id }));
 }
 
 /** The input file's bytes, read with the key that holds it; undefined when the provider cannot serve them. */
@@ -233,7 +246,6 @@ function resultsBody(
   batchId: string,
   res: BatchResultStream,
   ctx: CallContext,
-  principal: Principal | null,
   finish: (tail: LogTail) => void,
 ): BinaryBody {
   async function* bytes(): AsyncIterable<Uint8Array> {
@@ -249,12 +261,10 @@ function resultsBody(
       }
       yield Buffer.from('],"has_more":false}');
       ended = true;
-      const charged = await chargeBatch(rt, ctx.provider, batchId, billed, res.priceFactor, principal).catch(
-        (err: unknown) => {
-          rt.logger.error({ batch_id: batchId, err: messageOf(err) }, 'batch charge failed');
-          return undefined;
-        },
-      );
+      const charged = await chargeBatch(rt, ctx.provider, batchId, billed, res.priceFactor).catch((err: unknown) => {
+        rt.logger.error({ batch_id: batchId, err: messageOf(err) }, 'batch charge failed');
+        return undefined;
+      });
       finish(charged ?? {});
     } catch (err) {
       finish({ error: err });
@@ -271,8 +281,9 @@ function resultsBody(
 type Billed = { model: string; usage: Parameters<typeof usageTokens>[0] };
 
 /**
- * Charges the batch to the virtual key's budgets the first time its results are read whole; returns what this
- * read charged (the batch price and summed tokens the first time, zero after) for the log row.
+ * Charges the batch to the budgets of the virtual key that created it (its owner record), once, the first time
+ * its results are read whole, whoever reads them; returns what this read charged (the batch price and summed
+ * tokens the first time, zero after) for the log row, which is then the creator's.
  */
 async function chargeBatch(
   rt: Runtime,
@@ -280,10 +291,10 @@ async function chargeBatch(
   batchId: string,
   billed: Billed[],
   factor: number,
-  principal: Principal | null,
 ): Promise<LogTail> {
-  const owners: Owners = ownersOf(rt, principal);
-  const vk = owners.vk;
+  const rec = await ownerRecord(rt, provider, { kind: 'batch', id: batchId });
+  const vk = rec?.virtualKeyId ? rt.state.snapshot.governance.virtualKeysById.get(rec.virtualKeyId) : undefined;
+  const owners: Owners = ownersOf(rt, vk ? { kind: 'virtual_key', vk } : null);
   const overrides = rt.state.snapshot.governance.pricingOverrides;
   let total = 0;
   let priced = false;
@@ -298,10 +309,9 @@ async function chargeBatch(
     total += Math.ceil(costNano(price.price, usageTokens(b.usage)) * factor);
   }
   const requestId = `batch:${provider}:${batchId}`;
-  // A read without a virtual key charges nothing, so it must not use up the charge of a later read with one.
-  const marker = `${vk ? 'batch-charged' : 'batch-logged'}:${requestId}`;
-  if (!(await rt.state.coord.setIfAbsent(marker, '1', CHARGED_MS))) return { costNano: 0 };
-  const tail: LogTail = { costNano: priced ? total : undefined, usage };
+  if (!(await rt.state.coord.setIfAbsent(`batch-charged:${requestId}`, '1', CHARGED_MS))) return { costNano: 0 };
+  const tail: LogTail = { costNano: priced ? total : undefined, usage, owners };
+  // A batch of the gateway's own callers (or one it did not create, or whose key was deleted) has no budget.
   if (!vk) return tail;
   const pc = vk.provider_configs.find((c) => c.provider === provider);
   const now = rt.now();

@@ -1,9 +1,9 @@
 // `/v1/containers…` (OpenAI's code-interpreter containers and their files): model-less calls
 // (engine/resource-call.ts) to the provider the request names, sent with the key that created the container.
 // A file upload is streamed through within client.max_file_upload_size_mb, never held whole.
-import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
+import { ownedPage } from '../../engine/resource-owners.ts';
 import {
   CONTAINER_DOCS,
   containerParams,
@@ -15,15 +15,12 @@ import {
 } from '../../formats/openai/containers.ts';
 import type { WireFormat } from '../../formats/types.ts';
 import { GatewayError } from '../../http/errors.ts';
+import { StreamedForm } from '../../http/multipart-stream.ts';
 import { RequestError } from '../../http/request-error.ts';
 import type { CallContext, ContainerCalls } from '../../providers/types.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { ContainerFileSource } from '../../schemas/containers.ts';
 import { answer } from './files.ts';
-
-const MB = 1024 * 1024;
-/** Room for the form's framing and text fields beside the file, in a declared content-length. */
-const FORM_OVERHEAD_BYTES = MB;
 
 type Choose<T> = (c: ContainerCalls) => ((ctx: CallContext) => Promise<T>) | undefined;
 
@@ -56,6 +53,8 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
       // Files copied in must be in the container's account: the key that uploaded the first one goes first
       // (nothing is created on a 404, so the next key may be tried).
       target: req.file_ids?.[0] === undefined ? undefined : { kind: 'file', id: req.file_ids[0] },
+      // Every file copied in must be the caller's (another tenant's is not found).
+      uses: req.file_ids?.slice(1).map((id) => ({ kind: 'file', id })),
       created: (v) => container(v.id),
       method: method((k) => k.create && ((ctx) => k.create!(req, ctx))),
     };
@@ -66,7 +65,17 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
     return run(
       request,
       reply,
-      read('container_list', 'listing containers', (k) => k.list && ((ctx) => k.list!(q, ctx))),
+      // A virtual key sees its own containers only.
+      read(
+        'container_list',
+        'listing containers',
+        (k) =>
+          k.list &&
+          ((ctx) =>
+            ownedPage(rt, request.principal, ctx.provider, 'container', q, (after, limit) =>
+              k.list!({ ...q, after, limit }, ctx),
+            )),
+      ),
     );
   });
   app.get('/containers/:container_id', { config: { openapi: CONTAINER_DOCS.retrieve } }, (request, reply) => {
@@ -77,7 +86,10 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
   app.delete('/containers/:container_id', { config: { openapi: CONTAINER_DOCS.delete } }, (request, reply) => {
     const id = failing('container_delete', () => containerParams(request.params).container_id);
     const pick: Choose<unknown> = (k) => k.delete && ((ctx) => k.delete!(id, ctx));
-    return run(request, reply, read('container_delete', 'deleting containers', pick, container(id)));
+    return run(request, reply, {
+      ...read('container_delete', 'deleting containers', pick, container(id)),
+      deletes: true,
+    });
   });
 
   app.post(
@@ -168,6 +180,7 @@ async function createFile(
       idempotent: false,
       admit: true,
       target: container(cid),
+      uses: source.kind === 'file_id' ? [{ kind: 'file', id: source.fileId }] : undefined,
       method: method(
         (k) =>
           k.createFile &&
@@ -195,19 +208,12 @@ async function createFile(
     const { source, provider } = failing(requestType, () => fileIdBody(request.body));
     return send(source, provider);
   }
-  const limit = rt.state.snapshot.client.max_file_upload_size_mb * MB;
-  const tooLarge = () =>
-    new GatewayError('payload_too_large', `the file is larger than ${limit / MB} MB (client.max_file_upload_size_mb)`, {
-      headers: { connection: 'close' },
-    });
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit + FORM_OVERHEAD_BYTES) throw fail(tooLarge());
-  const form = request
-    .parts({ limits: { fileSize: limit + 1, files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17 } })
-    [Symbol.asyncIterator]();
-  const { fields, file } = await fieldsUntilFile(form, tooLarge).catch((err: unknown) => {
-    throw fail(err);
-  });
+  const form = await StreamedForm.open(request, rt.state.snapshot.client.max_file_upload_size_mb).catch(
+    (err: unknown) => {
+      throw fail(err);
+    },
+  );
+  const { fields, file } = form;
   const provider = fields.get('provider');
   fields.delete('provider');
   if (!file) {
@@ -223,92 +229,30 @@ async function createFile(
   }
   // An early 4xx leaves the rest of the body unread: the connection then closes.
   reply.header('connection', 'close');
-  let failure: GatewayError | undefined;
   let complete = false;
-  async function* data(): AsyncIterable<Uint8Array> {
-    let bytes = 0;
-    try {
-      for await (const chunk of file!.file) {
-        bytes += (chunk as Buffer).length;
-        if (bytes > limit) throw tooLarge();
-        yield chunk as Buffer;
-      }
-      await fieldsAfterFile(form, fields);
-      complete = true;
-    } catch (err) {
-      failure = formError(err, tooLarge);
-      throw failure;
-    }
-  }
   const source: ContainerFileSource = {
     kind: 'upload',
     filename: file.filename,
     mimetype: file.mimetype,
-    data: data(),
+    data: form.bytes(() => {
+      complete = true;
+    }, beforeFile),
     fields: () => {
       if (!complete) throw new GatewayError('invalid_request', 'the form was not read to its end');
       return fields;
     },
   };
   try {
-    const sent = await send(source, provider, () => failure);
+    const sent = await send(source, provider, () => form.failure);
     reply.removeHeader('connection');
     return sent;
   } finally {
-    if (!file.file.readableEnded) file.file.resume();
+    form.release();
   }
 }
 
-/** The form's text fields up to its file part (which is left unread), or to its end. */
-async function fieldsUntilFile(
-  form: AsyncIterator<Multipart>,
-  tooLarge: () => GatewayError,
-): Promise<{ fields: Map<string, string>; file: MultipartFile | undefined }> {
-  const fields = new Map<string, string>();
-  try {
-    for (let next = await form.next(); !next.done; next = await form.next()) {
-      const part = next.value;
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw onlyFile(part.fieldname);
-        return { fields, file: part };
-      }
-      fields.set(part.fieldname, String(part.value));
-    }
-  } catch (err) {
-    throw formError(err, tooLarge);
-  }
-  return { fields, file: undefined };
-}
-
-async function fieldsAfterFile(form: AsyncIterator<Multipart>, fields: Map<string, string>): Promise<void> {
-  for (let next = await form.next(); !next.done; next = await form.next()) {
-    const part = next.value;
-    if (part.type === 'file') throw onlyFile(part.fieldname);
-    if (part.fieldname === 'provider' || part.fieldname === 'file_id') {
-      throw new GatewayError('invalid_request', `form field ${part.fieldname} must come before the file`, {
-        param: part.fieldname,
-      });
-    }
-    fields.set(part.fieldname, String(part.value));
-  }
-}
-
-function onlyFile(field: string): GatewayError {
-  return new GatewayError('invalid_request', `form field ${field}: the form carries one file, in the field "file"`, {
-    param: field,
-  });
-}
-
-function formError(err: unknown, tooLarge: () => GatewayError): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const code = (err as { code?: unknown }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
-  if (code === 'FST_FILES_LIMIT') return onlyFile('file');
-  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
-    return new GatewayError('invalid_request', 'the form has too many fields');
-  }
-  return new GatewayError(
-    'invalid_request',
-    `the multipart/form-data body could not be read: ${err instanceof Error ? err.message : String(err)}`,
-  );
+/** `provider` and `file_id` decide where the file goes: after the file part they come too late. */
+function beforeFile(field: string): GatewayError | undefined {
+  if (field !== 'provider' && field !== 'file_id') return undefined;
+  return new GatewayError('invalid_request', `form field ${field} must come before the file`, { param: field });
 }

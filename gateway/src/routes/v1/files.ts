@@ -2,11 +2,12 @@
 // retrieve, delete and content, in OpenAI's shapes whatever provider holds the file. The provider is named by
 // the `provider` query parameter or form field or the `x-model-provider` header (engine/resource-call.ts).
 import { Readable } from 'node:stream';
-import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { callerGone, type ResourceCall, resolveProvider, runResourceCall } from '../../engine/resource-call.ts';
+import { ownedPage } from '../../engine/resource-owners.ts';
 import { GatewayError } from '../../http/errors.ts';
+import { StreamedForm } from '../../http/multipart-stream.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { BinaryBody } from '../../providers/shared/binary.ts';
@@ -21,10 +22,6 @@ import {
   type FileUpload,
   type UploadFields,
 } from '../../schemas/files.ts';
-
-const MB = 1024 * 1024;
-/** Room for the form's own framing and text fields beside the file, in a declared content-length. */
-const FORM_OVERHEAD_BYTES = MB;
 
 const ProviderQuery = z.object({
   provider: z.string().optional().meta({ description: 'The provider (or the x-model-provider header)' }),
@@ -92,9 +89,13 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
           requestType: 'file_list',
           label: 'listing files',
           idempotent: true,
+          // A virtual key sees its own files only (engine/resource-owners.ts).
           method: call(
             (f) => f.list,
-            (fn) => (ctx) => fn(q, ctx),
+            (fn) => (ctx) =>
+              ownedPage(rt, request.principal, ctx.provider, 'file', q, (after, limit) =>
+                fn({ ...q, after, limit }, ctx),
+              ),
           ),
         },
       );
@@ -146,6 +147,7 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
           label: 'deleting files',
           idempotent: true,
           target: { kind: 'file', id },
+          deletes: true,
           method: call(
             (f) => f.delete,
             (fn) => (ctx) => fn(id, ctx),
@@ -241,11 +243,6 @@ export async function answer<T>(
 
 /** POST /files: the form's parts are read as they arrive; the file part is streamed to the provider. */
 async function upload(rt: Runtime, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const limit = rt.state.snapshot.client.max_file_upload_size_mb * MB;
-  const tooLarge = () =>
-    new GatewayError('payload_too_large', `the file is larger than ${limit / MB} MB (client.max_file_upload_size_mb)`, {
-      headers: { connection: 'close' },
-    });
   const requestType = 'file_upload';
   const fail = (err: unknown) => new RequestError(err, { request_type: requestType });
   if (!request.isMultipart()) {
@@ -253,68 +250,26 @@ async function upload(rt: Runtime, request: FastifyRequest, reply: FastifyReply)
       new GatewayError('unsupported_media_type', 'upload the file as multipart/form-data (fields file and purpose)'),
     );
   }
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit + FORM_OVERHEAD_BYTES) throw fail(tooLarge());
-  const fields = new Map<string, string>();
-  const parts = request.parts({
-    limits: { fileSize: limit + 1, files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17 },
-  });
-  const it = parts[Symbol.asyncIterator]();
-  let file: MultipartFile | undefined;
-  try {
-    for (;;) {
-      const next = await it.next();
-      if (next.done) break;
-      const part = next.value;
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file')
-          throw new GatewayError('invalid_request', `form field ${part.fieldname}: only "file" carries a file`, {
-            param: part.fieldname,
-          });
-        file = part;
-        break;
-      }
-      fields.set(part.fieldname, String(part.value));
-    }
-  } catch (err) {
-    throw fail(formError(err, tooLarge));
-  }
+  const form = await StreamedForm.open(request, rt.state.snapshot.client.max_file_upload_size_mb).catch(
+    (err: unknown) => {
+      throw fail(err);
+    },
+  );
+  const file = form.file;
   if (!file)
     throw fail(
       new GatewayError('invalid_request', 'file: required (a multipart part named "file")', { param: 'file' }),
     );
   // An early 4xx leaves the rest of the body unread: the connection then closes.
   reply.header('connection', 'close');
-  let failure: GatewayError | undefined;
   let uploaded: UploadFields | undefined;
-  const stream: Readable = file.file;
-  async function* data(): AsyncIterable<Uint8Array> {
-    let bytes = 0;
-    try {
-      for await (const chunk of stream) {
-        bytes += (chunk as Buffer).length;
-        if (bytes > limit) throw tooLarge();
-        yield chunk as Buffer;
-      }
-      // Fields after the file (the openai SDK sends `purpose` there) are read before the upload completes.
-      for (;;) {
-        const next = await it.next();
-        if (next.done) break;
-        const part = next.value;
-        if (part.type === 'file')
-          throw new GatewayError('invalid_request', 'the form carries one file only', { param: part.fieldname });
-        fields.set(part.fieldname, String(part.value));
-      }
-      uploaded = uploadFields(fields);
-    } catch (err) {
-      failure = formError(err, tooLarge);
-      throw failure;
-    }
-  }
   const up: FileUpload = {
     filename: file.filename,
     mimetype: file.mimetype,
-    data: data(),
+    // Fields after the file (the openai SDK sends `purpose` there) are read before the upload completes.
+    data: form.bytes((fields) => {
+      uploaded = uploadFields(fields);
+    }),
     fields: () => {
       if (!uploaded) throw new GatewayError('invalid_request', 'the form was not read to its end');
       return uploaded;
@@ -334,17 +289,17 @@ async function upload(rt: Runtime, request: FastifyRequest, reply: FastifyReply)
           return await fn.call(a.files, up, ctx);
         } catch (err) {
           // The caller's form failed (too large, no purpose): that is the answer, not the aborted upstream call.
-          throw failure ?? err;
+          throw form.failure ?? err;
         }
       };
     },
   };
   try {
-    const sent = await answer(rt, request, reply, { field: fields.get('provider') }, c);
+    const sent = await answer(rt, request, reply, { field: form.fields.get('provider') }, c);
     reply.removeHeader('connection');
     return sent;
   } finally {
-    if (!stream.readableEnded) stream.resume();
+    form.release();
   }
 }
 
@@ -373,18 +328,4 @@ function uploadFields(fields: Map<string, string>): UploadFields {
     out.expires_after = expiry;
   }
   return out;
-}
-
-function formError(err: unknown, tooLarge: () => GatewayError): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const code = (err as { code?: unknown }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
-  if (code === 'FST_FILES_LIMIT') return new GatewayError('invalid_request', 'the form carries one file only');
-  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
-    return new GatewayError('invalid_request', 'the form has too many fields');
-  }
-  return new GatewayError(
-    'invalid_request',
-    `the multipart/form-data body could not be read: ${err instanceof Error ? err.message : String(err)}`,
-  );
 }

@@ -11,10 +11,12 @@ import {
   resolveProvider,
   runResourceCall,
 } from '../../engine/resource-call.ts';
+import { callerOwner, checkOwner, ownedPage } from '../../engine/resource-owners.ts';
 import {
   gatewayVideoId,
   REMIX_SOURCE_PARAM,
   type RemixSource,
+  VIDEO_OWNER_PARAM,
   type VideoSource,
   videoAnswer,
   videoCreateOperation,
@@ -74,14 +76,25 @@ export function parseVideoId(
 
 export function registerVideoRoutes(app: FastifyInstance, rt: Runtime, format: WireFormat): void {
   const def = format.defaultProvider;
-  registerInferenceRoute(app, rt, '/videos', videoCreateOperation(format, rt));
+  // The job a create or remix makes is owned by the caller (engine/resource-owners.ts): the operation records
+  // it from this path parameter, which only the gateway sets.
+  const owned = async (request: FastifyRequest) => {
+    (request.params as Record<string, string>)[VIDEO_OWNER_PARAM] = JSON.stringify(callerOwner(request.principal));
+  };
+  app.register(async (create) => {
+    create.addHook('preHandler', owned);
+    registerInferenceRoute(create, rt, '/videos', videoCreateOperation(format, rt));
+  });
   app.register(async (remix) => {
     // The source video's model decides routing, allow-lists and price: resolved before the core decodes.
     remix.addHook('preHandler', async (request) => {
       const params = request.params as Record<string, string>; // the route's own path parameters
       const ref = parseVideoId(rt, params['video_id'] ?? '', request, def);
+      // Another tenant's video is not found: nothing is sent, nothing charged.
+      const rec = await checkOwner(rt, request.principal, ref.provider, { kind: 'video', id: ref.id });
       const source = await remixSource(rt, ref, request.body);
-      await pinCreator(rt, request, ref);
+      await pinCreator(rt, request, ref, rec?.keyId);
+      await owned(request);
       const resolved: RemixSource = { provider: ref.provider, nativeId: ref.id, source };
       params[REMIX_SOURCE_PARAM] = JSON.stringify(resolved);
     });
@@ -109,7 +122,15 @@ export function registerVideoRoutes(app: FastifyInstance, rt: Runtime, format: W
         {
           requestType: 'video_list',
           label: 'video listing',
-          method: videoMethod((v) => v.list && ((ctx) => v.list!({ ...q, after }, ctx))),
+          // A virtual key sees its own videos only.
+          method: videoMethod(
+            (v) =>
+              v.list &&
+              ((ctx) =>
+                ownedPage(rt, request.principal, provider, 'video', { ...q, after }, (a, limit) =>
+                  v.list!({ ...q, after: a, limit }, ctx),
+                )),
+          ),
           idempotent: true,
         },
         callerGone(reply),
@@ -146,10 +167,19 @@ export function registerVideoRoutes(app: FastifyInstance, rt: Runtime, format: W
     doc('videoDelete', 'Delete a video job and its assets', one, VideoDeletedView),
     async (request: IdRequest, reply) => {
       const ref = parseVideoId(rt, request.params.video_id, request, def);
-      const r = await idCall(rt, request, reply, ref, 'video_delete', 'video deletion', (v) => {
-        const fn = v.delete;
-        return fn && ((ctx) => fn.call(v, ref.id, ctx));
-      });
+      const r = await idCall(
+        rt,
+        request,
+        reply,
+        ref,
+        'video_delete',
+        'video deletion',
+        (v) => {
+          const fn = v.delete;
+          return fn && ((ctx) => fn.call(v, ref.id, ctx));
+        },
+        true,
+      );
       reply.header('x-gateway-request-id', request.id);
       return { ...r.value, id: gatewayVideoId(r.value.id, ref.provider), extra_fields: r.extra };
     },
@@ -198,6 +228,7 @@ function idCall<T>(
   requestType: string,
   label: string,
   pick: Parameters<typeof videoMethod<T>>[0],
+  deletes = false,
 ) {
   return runResourceCall(
     rt,
@@ -209,6 +240,7 @@ function idCall<T>(
       method: videoMethod(pick),
       idempotent: true,
       target: { kind: 'video', id: ref.id },
+      deletes,
     },
     callerGone(reply),
   );
@@ -218,9 +250,14 @@ function idCall<T>(
  * A remix must reach the account that holds its source: unless the caller pinned a key, it is pinned to the key
  * that made the source (when the gateway remembers it and the key still exists).
  */
-async function pinCreator(rt: Runtime, request: FastifyRequest, ref: VideoRef): Promise<void> {
+async function pinCreator(
+  rt: Runtime,
+  request: FastifyRequest,
+  ref: VideoRef,
+  recordedKeyId: string | undefined,
+): Promise<void> {
   if (pinOf(request.headers) !== undefined) return;
-  const keyId = await rememberedResourceKey(rt, ref.provider, { kind: 'video', id: ref.id });
+  const keyId = (await rememberedResourceKey(rt, ref.provider, { kind: 'video', id: ref.id })) ?? recordedKeyId;
   if (keyId !== undefined && rt.state.snapshot.providers.get(ref.provider)?.keysById.has(keyId)) {
     request.headers['x-gateway-key-id'] = keyId;
   }

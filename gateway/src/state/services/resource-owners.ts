@@ -1,0 +1,65 @@
+// Owners of provider-held resources (migration 017): which virtual key (or the gateway) created a file, batch,
+// video or container, and with which provider key. Rows are written once and never moved to another owner.
+import type { Db } from '../db/types.ts';
+
+export interface ResourceOwner {
+  /** `vk:<id>` or `gateway`. */
+  owner: string;
+  virtualKeyId: string | null;
+  keyId: string;
+}
+
+export interface OwnedResource extends ResourceOwner {
+  provider: string;
+  kind: string;
+  resourceId: string;
+}
+
+export class ResourceOwnerStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /**
+   * Records the owner of a resource the gateway just created, or of one an owned resource names (a batch's
+   * output file); a resource that already has an owner keeps it.
+   */
+  async record(r: OwnedResource): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO resource_owners (provider, kind, resource_id, owner, virtual_key_id, key_id)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (provider, kind, resource_id) DO NOTHING`,
+      [r.provider, r.kind, r.resourceId, r.owner, r.virtualKeyId, r.keyId],
+    );
+  }
+
+  async get(provider: string, kind: string, resourceId: string): Promise<ResourceOwner | undefined> {
+    const { rows } = await this.#db.query<{ owner: string; virtual_key_id: string | null; key_id: string }>(
+      'SELECT owner, virtual_key_id, key_id FROM resource_owners WHERE provider = $1 AND kind = $2 AND resource_id = $3',
+      [provider, kind, resourceId],
+    );
+    const row = rows[0];
+    return row && { owner: row.owner, virtualKeyId: row.virtual_key_id, keyId: row.key_id };
+  }
+
+  /** Which of `ids` belong to `owner`. */
+  async ownedAmong(provider: string, kind: string, owner: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.#db.query<{ resource_id: string }>(
+      `SELECT resource_id FROM resource_owners
+       WHERE provider = $1 AND kind = $2 AND owner = $3 AND resource_id = ANY($4::text[])`,
+      [provider, kind, owner, ids],
+    );
+    return new Set(rows.map((r) => r.resource_id));
+  }
+
+  /** Forgets a resource the provider deleted. */
+  async forget(provider: string, kind: string, resourceId: string): Promise<void> {
+    await this.#db.query('DELETE FROM resource_owners WHERE provider = $1 AND kind = $2 AND resource_id = $3', [
+      provider,
+      kind,
+      resourceId,
+    ]);
+  }
+}

@@ -216,6 +216,25 @@ describe('cancel, bounds and TTL', () => {
     expect(data.result).toBeUndefined();
   });
 
+  it('stores what the worker needs but no credential', async () => {
+    const vk = await virtualKey(idle, 'secretive');
+    const job = await client(idle, vk.value).post<Job>('/async/chat/completions', {
+      body: chatBody('keep my secret'),
+      headers: { 'x-upstream-token': 'tok-should-not-be-stored', 'x-gateway-fallbacks': 'openai/gpt-4.1' },
+    });
+    const r = await idle.rt.state.db.query<{ request: string; owner: string }>(
+      'SELECT request::text AS request, owner FROM async_jobs WHERE id = $1',
+      [job.id],
+    );
+    const stored = r.rows[0]!;
+    expect(stored.owner).toBe(`vk:${vk.id}`);
+    expect(stored.request).toContain('keep my secret');
+    expect(stored.request).toContain('x-gateway-fallbacks');
+    expect(stored.request).not.toContain(vk.value);
+    expect(stored.request).not.toContain('tok-should-not-be-stored');
+    expect(stored.request.toLowerCase()).not.toContain('authorization');
+  });
+
   it('bounds the jobs one key may have queued (429 past GATEWAY_ASYNC_MAX_QUEUED_PER_KEY)', async () => {
     const vk = await virtualKey(idle, 'bounded');
     const c = client(idle, vk.value);
@@ -248,6 +267,19 @@ describe('cancel, bounds and TTL', () => {
       if (Date.now() - t0 > 5000) throw new Error('expired job not swept');
       await new Promise((res) => setTimeout(res, 100));
     }
+  });
+});
+
+describe('rate limits', () => {
+  it('counts a job against the request limit once, at submission; its run is not refused by it', async () => {
+    const vk = await virtualKey(gw, 'one-per-minute', {
+      rate_limit: { request_max_limit: 1, request_reset_duration: '1m' },
+    });
+    const c = client(gw, vk.value);
+    const job = await c.post<Job>('/async/chat/completions', { body: chatBody('limited') });
+    await expect(c.post('/async/chat/completions', { body: chatBody('over') })).rejects.toMatchObject({ status: 429 });
+    const done = await poll(c, `/async/chat/completions/${job.id}`);
+    expect(done.status).toBe('completed');
   });
 });
 

@@ -3,8 +3,10 @@
 // outbound proxy (a real forward proxy in between), the pricing reload; and the reference's 403 for an unknown
 // virtual key, and routing-rule targets that keep the request's provider or model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboundDispatcher } from '../../gateway/src/providers/shared/outbound.ts';
 import { type HttpProxyFake, startHttpProxy, startSocks5Proxy } from '../fakes/http-proxy.ts';
 import { FAKE_MODELS } from '../fakes/openai.ts';
+import { startTestGateway } from '../harness/gateway.ts';
 import {
   adminJson,
   bearer,
@@ -191,6 +193,30 @@ describe('/api/proxy-config', () => {
     expect(proxy.seen.length).toBe(seen + 1);
   });
 
+  it('is applied on every pod: a second gateway on the same database switches within a second', async () => {
+    const other = await startTestGateway({
+      databaseUrl: env.gw.databaseUrl as string,
+      redisKeyPrefix: env.gw.redisKeyPrefix as string,
+    });
+    try {
+      await waitFor(() => other.rt.dispatcher instanceof OutboundDispatcher && !other.rt.dispatcher.proxied, 1000);
+      const put = await env.gw.admin('/api/proxy-config', {
+        method: 'PUT',
+        body: { enabled: true, url: proxy.url, username: 'egress', password: 'proxy-secret-0123456789' },
+      });
+      expect(put.status).toBe(200);
+      await waitFor(() => (other.rt.dispatcher as OutboundDispatcher).proxied, 1000);
+      const seen = proxy.seen.length;
+      const r = await chat(other, bearer(INFERENCE()), {});
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(proxy.seen.length).toBe(seen + 1);
+      await env.gw.admin('/api/proxy-config', { method: 'PUT', body: { enabled: false } });
+      await waitFor(() => !(other.rt.dispatcher as OutboundDispatcher).proxied, 1000);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('takes a SOCKS5 proxy with credentials', async () => {
     const socks = await startSocks5Proxy({ username: 'egress', password: 'socks-secret-0123456789' });
     try {
@@ -304,6 +330,14 @@ describe('virtual keys and routing rules on the request path', () => {
     expect(env.groq.requests.at(-1)?.json).toMatchObject({ model: 'gpt-4o-mini' });
   });
 });
+
+async function waitFor(check: () => boolean, ms: number): Promise<void> {
+  const t0 = Date.now();
+  while (!check()) {
+    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 /** An inference credential: the test gateway's token. */
 function INFERENCE(): string {

@@ -110,7 +110,7 @@ describe('docs/api', () => {
     expect(create).toMatch(/^### POST `\/api\/governance\/virtual-keys`\n\nCreate a virtual key\./);
     expect(create.slice(0, create.indexOf('\n### '))).toContain('Credentials: [`adminBearer`](#credentials).');
     expect(create.slice(0, create.indexOf('\n### '))).toContain('| `name` | string | yes |');
-    expect(create.slice(0, create.indexOf('\n### '))).toContain('| 201 | The virtual key with its value |');
+    expect(create.slice(0, create.indexOf('\n### '))).toContain('| 200 | The virtual key with its value |');
     const health = md.slice(md.indexOf('### GET `/health`'));
     expect(health.slice(0, health.indexOf('\n### '))).toContain('Credentials: none (public).');
     // One entry per operation, its other mounts listed in it.

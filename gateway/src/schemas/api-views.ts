@@ -2,7 +2,7 @@
 // objects: state/services/**). Inputs are not here: the document uses the services' own input schemas.
 // Where a view passes stored data through unchanged, the schema says so (open objects) rather than invent fields.
 import { z } from 'zod';
-import { ClientConfig, NetworkConfigInput } from '../config/schema.ts';
+import { NetworkConfigInput } from '../config/schema.ts';
 import { MAX_PATH_PARAM } from '../state/services/input.ts';
 
 const Timestamp = z.string().describe('ISO 8601 timestamp');
@@ -28,10 +28,6 @@ export const ProviderKeyParams = z.object({ provider: PathParam, key_id: PathPar
 export const IdParams = z.object({ id: PathParam });
 
 export const Deleted = z.strictObject({ deleted: z.string().describe('the id or name of the deleted row') });
-
-export const ClientConfigView = z.strictObject({ client_config: ClientConfig });
-/** PUT /api/config: the whole client settings; omitted fields take their defaults. */
-export const ClientConfigPut = z.strictObject({ client_config: ClientConfig });
 
 export const ProviderView = z
   .strictObject({

@@ -8,7 +8,7 @@ import { createOpenAIFilesFake, type OpenAIFilesFake } from '../fakes/openai-fil
 import { createOpenAIVideosFake, type VideoFake } from '../fakes/openai-videos.ts';
 import { FakeServer, type Handler } from '../fakes/server.ts';
 import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
-import { createVk, pc } from './governance-helpers.ts';
+import { adminJson, budgetsOf, createVk, logOf, pc, VK, waitFor } from './governance-helpers.ts';
 import { apiFailure } from './providers-helpers.ts';
 
 let files: OpenAIFilesFake;
@@ -222,5 +222,59 @@ describe('containers', () => {
     const everyone: string[] = [];
     for await (const c of admin.containers.list({ limit: 100 }, on)) everyone.push(c.id);
     expect(everyone).toEqual(expect.arrayContaining([...made.a, ...made.b]));
+  });
+});
+
+describe('container cost', () => {
+  const created = async (client: OpenAI, body: { name: string; memory_limit?: '1g' | '4g' }) => {
+    const { response } = await client.containers.create(body, on).withResponse();
+    return logOf(gw, response.headers.get('x-gateway-request-id'));
+  };
+
+  it('charges each create per 1 GB container at the code-interpreter price, to the key’s budget', async () => {
+    const key = await createVk(gw, {
+      provider_configs: [pc('openai')],
+      budgets: [{ max_limit: 1, reset_duration: '1d' }],
+    });
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    expect(await created(client, { name: 'small' })).toMatchObject({
+      request_type: 'container_create',
+      cost_nano: 30_000_000,
+      virtual_key_id: key.id,
+    });
+    expect(await created(client, { name: 'big', memory_limit: '4g' })).toMatchObject({ cost_nano: 120_000_000 });
+    const view = await waitFor(
+      () => adminJson(gw, `${VK}/${key.id}`),
+      (v) => budgetsOf(v)[0]?.['current_usage'] === 0.15,
+    );
+    expect(budgetsOf(view)[0]?.['current_usage']).toBe(0.15);
+    // Reading, listing and deleting cost nothing.
+    const { response } = await client.containers.list({}, on).withResponse();
+    expect((await logOf(gw, response.headers.get('x-gateway-request-id')))['cost_nano'] ?? 0).toBe(0);
+  });
+
+  it('takes a pricing override’s cost_per_container, and a budget short of one container refuses with 402', async () => {
+    const key = await createVk(gw, { provider_configs: [pc('openai')] });
+    const override = await adminJson(gw, '/api/governance/pricing-overrides', 'POST', {
+      scope: 'virtual_key',
+      scope_id: key.id,
+      provider: 'openai',
+      model: 'code-interpreter',
+      cost_per_container: 0.05,
+    });
+    expect(override['cost_per_container']).toBe(0.05);
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    expect(await created(client, { name: 'priced' })).toMatchObject({ cost_nano: 50_000_000 });
+
+    const poor = await createVk(gw, {
+      provider_configs: [pc('openai')],
+      budgets: [{ max_limit: 0.02, reset_duration: '1d' }],
+    });
+    const before = containers.requests.length;
+    const refused = await apiFailure(
+      new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: poor.value, maxRetries: 0 }).containers.create({ name: 'x' }, on),
+    );
+    expect(refused.status).toBe(402);
+    expect(containers.requests.length).toBe(before);
   });
 });

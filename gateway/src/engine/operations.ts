@@ -31,6 +31,8 @@ export interface BilledUnits {
   video_seconds?: number;
   /** Rerank searches (Cohere's search units). */
   search_units?: number;
+  /** Code-interpreter containers created, in 1 GB containers (a 4 GB container is 4: the price scales with memory). */
+  containers?: number;
 }
 
 /**

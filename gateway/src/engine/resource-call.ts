@@ -15,6 +15,7 @@ import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
 import { BudgetGuard, type RateHeaders } from './budget-guard.ts';
+import type { BilledUnits, UsageSummary } from './operations.ts';
 import { type Attempt, attemptError, type ExecOutcome, type Pin } from './execute.ts';
 import { logRequest } from './inference.ts';
 import { backoffMs, pickWeighted } from './keys.ts';
@@ -120,6 +121,11 @@ export interface ResourceCall<T> {
    */
   admit?: boolean | undefined;
   /**
+   * What the call costs, in units at a pseudo-model's price (a container at `code-interpreter`'s): the estimate
+   * is reserved at admission (so `admit` should be set), the answer's units are charged once it succeeds.
+   */
+  price?: { model: string; estimate: BilledUnits; units: (value: T) => BilledUnits } | undefined;
+  /**
    * The log row of a successful call is written by the route when its streamed answer ends (a batch's
    * results, with their charge), through the function handed over here. Failures before the answer are
    * logged at once as usual.
@@ -211,7 +217,10 @@ export async function runResourceCall<T>(
     // Another tenant's resource is not found, before anything is sent or admitted (resource-owners.ts).
     const rec = call.target && (await checkOwner(rt, request.principal, provider, call.target));
     for (const ref of call.uses ?? []) await checkOwner(rt, request.principal, provider, ref);
-    if (call.admit) guard = await admitCall(rt, request.id, owners, provider, call.model, pc, entry.network.timeout_ms);
+    if (call.admit) {
+      const model = call.price?.model ?? call.model;
+      guard = await admitCall(rt, request.id, owners, provider, model, pc, entry.network.timeout_ms, call.price?.estimate);
+    }
     const keys = await orderKeys(rt, entry, pc, pinOf(request.headers), provider, call.target, rec?.keyId);
     let value: T | undefined;
     let done = false;
@@ -250,7 +259,10 @@ export async function runResourceCall<T>(
     if (named.length > 0 && owner) await recordOwner(rt, owner, provider, named, key.id);
     extra['selected_key_id'] = key.id;
     extra['selected_key_name'] = key.name;
-    if (call.deferLog) {
+    if (call.price) {
+      const charged = await charge(rt, provider, call.price.model, call.price.units(value as T), guard, key.id);
+      log(200, undefined, { costNano: charged });
+    } else if (call.deferLog) {
       let logged = false;
       call.deferLog((tail) => {
         if (logged) return;
@@ -284,11 +296,32 @@ async function admitCall(
   model: string | undefined,
   pc: ProviderConfig | undefined,
   timeoutMs: number,
+  units?: BilledUnits | undefined,
 ): Promise<BudgetGuard> {
   const guard = new BudgetGuard(rt, requestId, owners, {});
   guard.minReservationNano = 1;
+  guard.units = units;
   await guard.admit({ provider, model: model ?? '', ...(pc ? { providerConfig: pc } : {}) }, timeoutMs);
   return guard;
+}
+
+/**
+ * Charges a priced call's units to the budgets its admission reserved (or, with nothing to charge, only prices
+ * it for the log); the cost in nano-USD, undefined when the pseudo-model has no price.
+ */
+async function charge(
+  rt: Runtime,
+  provider: string,
+  model: string,
+  units: BilledUnits,
+  guard: BudgetGuard | undefined,
+  keyId: string,
+): Promise<number | undefined> {
+  const usage: UsageSummary = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, units };
+  const settled = guard?.settle(usage, keyId);
+  if (!settled || settled.costNano === undefined) return BudgetGuard.costOf(rt, provider, model, usage, keyId);
+  await settled.done.catch((err: unknown) => rt.logger.error({ err: String(err) }, 'charge failed'));
+  return settled.costNano;
 }
 
 /** The virtual key's config for this provider; 403 naming the rule when the key may not use it. */

@@ -120,6 +120,8 @@ export interface ModelPrice {
   video_second?: number | undefined;
   /** Per search unit (rerank). */
   search_unit?: number | undefined;
+  /** Per code-interpreter container of 1 GB (the pseudo-model `code-interpreter`). */
+  container?: number | undefined;
 }
 
 export interface PricingOverride {

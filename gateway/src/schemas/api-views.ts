@@ -184,6 +184,7 @@ export const PricingOverrideView = z
     cost_per_page: z.number().nullable(),
     output_cost_per_video_per_second: z.number().nullable(),
     cost_per_search_unit: z.number().nullable(),
+    cost_per_container: z.number().nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

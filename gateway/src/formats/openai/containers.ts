@@ -2,6 +2,7 @@
 // anything is sent, and the provider a call goes to (on a native family's mount, its own provider by default).
 import { z } from 'zod';
 import { formatIssues } from '../../config/issues.ts';
+import type { BilledUnits } from '../../engine/operations.ts';
 import { PROVIDER_HEADER } from '../../engine/resource-call.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
@@ -114,6 +115,15 @@ export function fileParams(v: unknown): { container_id: string; file_id: string 
 export function listQuery(v: unknown): ContainerListQuery {
   const { provider: _, ...q } = checked(ContainerListQuery, v);
   return q;
+}
+
+/**
+ * What a container is billed as: 1 GB containers, so `4g` is 4 (OpenAI lists 4, 16 and 64 GB at 4, 16 and 64
+ * times the 1 GB price). No memory_limit, or one the gateway cannot read, is the 1 GB default.
+ */
+export function containerUnits(memoryLimit: unknown): BilledUnits {
+  const gb = typeof memoryLimit === 'string' ? /^([0-9]{1,3})g$/i.exec(memoryLimit.trim())?.[1] : undefined;
+  return { containers: gb === undefined ? 1 : Math.max(1, Number(gb)) };
 }
 
 /** A create body: checked, and the provider it names (the reference's body field) taken off before it goes on. */

@@ -26,6 +26,7 @@ export const UNIT_PRICE_COLUMNS = [
   ['cost_per_page', 'page'],
   ['output_cost_per_video_per_second', 'video_second'],
   ['cost_per_search_unit', 'search_unit'],
+  ['cost_per_container', 'container'],
 ] as const satisfies readonly (readonly [string, UnitKey])[];
 
 export type UnitPriceField = (typeof UNIT_PRICE_COLUMNS)[number][0];
@@ -42,6 +43,7 @@ export const UNIT_PRICE_FIELDS = {
   cost_per_page: UnitCost.nullish(),
   output_cost_per_video_per_second: UnitCost.nullish(),
   cost_per_search_unit: UnitCost.nullish(),
+  cost_per_container: UnitCost.nullish(),
 };
 
 type UnitFields = { [K in UnitPriceField]?: z.infer<(typeof UNIT_PRICE_FIELDS)[K]> };

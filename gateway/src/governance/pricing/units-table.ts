@@ -3,7 +3,8 @@
 // shipped table by provider (table.ts); overrides win over both.
 //
 // Sources, read 2026-11 (list prices, standard tier, on-demand, us-east-1 for Bedrock): platform.openai.com/docs/
-// pricing (images per size and quality, whisper/transcribe per minute, tts per 1M characters, sora per second),
+// pricing (images per size and quality, whisper/transcribe per minute, tts per 1M characters, sora per second,
+// code-interpreter containers per container by memory: 1 GB $0.03, 4 GB $0.12, 16 GB $0.48, 64 GB $1.92),
 // ai.google.dev/gemini-api/docs/pricing and cloud.google.com/vertex-ai/generative-ai/pricing (Imagen per image, Veo
 // per second, image-output tokens), aws.amazon.com/bedrock/pricing (Titan Image, Nova Canvas per image by quality
 // and resolution, Nova Reel per second, rerank per 1,000 queries), cohere.com/pricing (rerank $2 per 1,000
@@ -38,6 +39,9 @@ function gptImageGrid(low: [number, number], medium: [number, number], high: [nu
 }
 
 const PER_MINUTE = 1 / 60;
+
+/** The model name code-interpreter containers are priced under (and overridden with `cost_per_container`). */
+export const CONTAINER_MODEL = 'code-interpreter';
 
 /** Titan Image Generator v1 and v2 list the same prices. */
 const TITAN_IMAGE = units({
@@ -76,6 +80,9 @@ export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelP
     'whisper-1': units({ audio_input_second: 0.006 * PER_MINUTE }),
     'gpt-4o-transcribe': tokensAnd(6, 10, { audio_input_second: 0.006 * PER_MINUTE }),
     'gpt-4o-mini-transcribe': tokensAnd(3, 5, { audio_input_second: 0.003 * PER_MINUTE }),
+    // Containers are model-less: this pseudo-model prices them ($0.03 per 1 GB container; 4g, 16g, 64g cost 4,
+    // 16, 64 times that, as listed).
+    [CONTAINER_MODEL]: units({ container: 0.03 }),
     'tts-1': units({ character: 15 / 1e6 }),
     'tts-1-hd': units({ character: 30 / 1e6 }),
     // $0.60/M text in, $12/M audio out; OpenAI's own estimate is $0.015 per minute of speech.

@@ -92,7 +92,8 @@ export function hasUnitPrices(price: ModelPrice): boolean {
     price.character !== undefined ||
     price.page !== undefined ||
     price.video_second !== undefined ||
-    price.search_unit !== undefined
+    price.search_unit !== undefined ||
+    price.container !== undefined
   );
 }
 
@@ -116,5 +117,6 @@ export function unitsFemto(price: ModelPrice, units: BilledUnits | undefined, mo
   femto += count(units.pages) * femtoPerUnit(price.page);
   femto += count(units.video_seconds) * femtoPerUnit(price.video_second);
   femto += count(units.search_units) * femtoPerUnit(price.search_unit);
+  femto += count(units.containers) * femtoPerUnit(price.container);
   return femto;
 }

@@ -4,9 +4,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
 import { ownedPage } from '../../engine/resource-owners.ts';
+import { CONTAINER_MODEL } from '../../governance/pricing/units-table.ts';
 import {
   CONTAINER_DOCS,
   containerParams,
+  containerUnits,
   createBody,
   fileIdBody,
   fileParams,
@@ -45,7 +47,7 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
 
   app.post('/containers', { config: { openapi: CONTAINER_DOCS.create } }, (request, reply) => {
     const { req, provider } = failing('container_create', () => createBody(request.body));
-    const c: ResourceCall<{ id: string }> = {
+    const c: ResourceCall<{ id: string; memory_limit?: unknown }> = {
       requestType: 'container_create',
       label: 'creating containers',
       idempotent: false,
@@ -56,6 +58,12 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
       // Every file copied in must be the caller's (another tenant's is not found).
       uses: req.file_ids?.slice(1).map((id) => ({ kind: 'file', id })),
       created: (v) => container(v.id),
+      // Charged per container by its memory (the answer's, else the request's), like OpenAI bills it.
+      price: {
+        model: CONTAINER_MODEL,
+        estimate: containerUnits(req.memory_limit),
+        units: (v) => containerUnits(v.memory_limit ?? req.memory_limit),
+      },
       method: method((k) => k.create && ((ctx) => k.create!(req, ctx))),
     };
     return run(request, reply, c, provider);

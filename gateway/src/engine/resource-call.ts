@@ -15,10 +15,10 @@ import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
 import { BudgetGuard, type RateHeaders } from './budget-guard.ts';
-import type { BilledUnits, UsageSummary } from './operations.ts';
 import { type Attempt, attemptError, type ExecOutcome, type Pin } from './execute.ts';
 import { logRequest } from './inference.ts';
 import { backoffMs, pickWeighted } from './keys.ts';
+import type { BilledUnits, UsageSummary } from './operations.ts';
 import { pinOf } from './request.ts';
 import { callerOwner, checkOwner, forgetOwner, recordOwner } from './resource-owners.ts';
 import { ownersOf } from './route-request.ts';
@@ -219,7 +219,16 @@ export async function runResourceCall<T>(
     for (const ref of call.uses ?? []) await checkOwner(rt, request.principal, provider, ref);
     if (call.admit) {
       const model = call.price?.model ?? call.model;
-      guard = await admitCall(rt, request.id, owners, provider, model, pc, entry.network.timeout_ms, call.price?.estimate);
+      guard = await admitCall(
+        rt,
+        request.id,
+        owners,
+        provider,
+        model,
+        pc,
+        entry.network.timeout_ms,
+        call.price?.estimate,
+      );
     }
     const keys = await orderKeys(rt, entry, pc, pinOf(request.headers), provider, call.target, rec?.keyId);
     let value: T | undefined;

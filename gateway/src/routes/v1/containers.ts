@@ -4,7 +4,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
 import { ownedPage } from '../../engine/resource-owners.ts';
-import { CONTAINER_MODEL } from '../../governance/pricing/units-table.ts';
 import {
   CONTAINER_DOCS,
   containerParams,
@@ -16,6 +15,7 @@ import {
   providerField,
 } from '../../formats/openai/containers.ts';
 import type { WireFormat } from '../../formats/types.ts';
+import { CONTAINER_MODEL } from '../../governance/pricing/units-table.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { StreamedForm } from '../../http/multipart-stream.ts';
 import { RequestError } from '../../http/request-error.ts';

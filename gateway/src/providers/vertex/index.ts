@@ -8,8 +8,8 @@ import { joinUrl } from '../shared/http.ts';
 import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createTokenSource, misconfigured } from './auth.ts';
-import { vertexRerank } from './rerank.ts';
 import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
+import { vertexRerank } from './rerank.ts';
 import { vertexVideos } from './videos.ts';
 
 type Ctx = Pick<CallContext, 'key' | 'network' | 'model'>;

@@ -276,7 +276,9 @@ describe('management create endpoints refuse hostile values', () => {
       expect(await list(ep.list), ep.name).toEqual(before);
       // The base body itself is valid: the 400s came from the hostile values.
       const ok = await call(ep.create, 'POST', ep.body);
-      expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(ep.create.includes('pricing-overrides') ? 201 : 200);
+      expect(ok.status, JSON.stringify(ok.body).slice(0, 300)).toBe(
+        ep.create.includes('pricing-overrides') ? 201 : 200,
+      );
     });
   }
 

@@ -6,8 +6,8 @@ import { chat, chatStream } from './chat.ts';
 import { textCompletion, textCompletionStream } from './completions.ts';
 import { countTokens } from './count-tokens.ts';
 import { embeddings } from './embeddings.ts';
-import { imageEdit, imageEditStream, imageGeneration, imageGenerationStream, imageVariation } from './images.ts';
 import type { OpenAIStyleEndpoints } from './endpoints.ts';
+import { imageEdit, imageEditStream, imageGeneration, imageGenerationStream, imageVariation } from './images.ts';
 import { listModels } from './models.ts';
 import { responses, responsesStream } from './responses.ts';
 

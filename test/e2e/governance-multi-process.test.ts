@@ -127,7 +127,7 @@ describe('changes reach every process', () => {
     expect(Math.max(...works)).toBeLessThanOrEqual(200);
     await admin('DELETE', `/api/governance/virtual-keys/${key.id}`);
     const refused = await Promise.all(
-      pods.slice(1).map((p) => until(async () => (await chat(p, key.value)).status === 401, 200)),
+      pods.slice(1).map((p) => until(async () => (await chat(p, key.value)).status === 403, 200)),
     );
     expect(Math.max(...refused)).toBeLessThanOrEqual(200);
   });

@@ -27,8 +27,11 @@ describe.each(drivers)('routing rules: $name', (driver) => {
 
   it('creates with defaults, reads, replaces and deletes a rule', async () => {
     const created = await t.svc.create(RULE);
+    // `condition` is taken as the old name of the reference's `cel_expression`, which the view shows.
+    const { condition, ...rest } = RULE;
     expect(created).toMatchObject({
-      ...RULE,
+      ...rest,
+      cel_expression: condition,
       description: '',
       enabled: true,
       scope: 'global',
@@ -87,13 +90,14 @@ describe.each(drivers)('routing rules: $name', (driver) => {
 
   it('refuses conditions that do not compile, with the CEL message, storing nothing', async () => {
     const syntax = await expectStateError(t.svc.create({ ...RULE, condition: 'request.model ==' }), 'invalid');
-    expect(syntax.param).toBe('condition');
-    expect(syntax.message).toMatch(/^condition: /);
+    expect(syntax.param).toBe('cel_expression');
+    expect(syntax.message).toMatch(/^cel_expression: /);
     expect(syntax.message).toContain('syntax error');
     await expectStateError(t.svc.create({ ...RULE, condition: 'request.model > 5' }), 'invalid', 'overload');
     await expectStateError(t.svc.create({ ...RULE, condition: 'nosuch.x == 1' }), 'invalid', 'unknown variable');
     await expectStateError(t.svc.create({ ...RULE, condition: '1 + 1' }), 'invalid', 'bool');
     await expectStateError(t.svc.create({ ...RULE, condition: '' }), 'invalid', 'condition');
+    await expectStateError(t.svc.create({ ...RULE, condition: undefined, cel_expression: '1 +' }), 'invalid', 'syntax');
     expect(await t.rowCount()).toBe(0);
     expect(t.events).toEqual([]);
   });
@@ -107,7 +111,7 @@ describe.each(drivers)('routing rules: $name', (driver) => {
       [{ ...RULE, targets: many }, 'targets'],
       [{ ...RULE, targets: [{ provider: 'openai', model: 'x', weight: 0 }] }, 'targets[0].weight'],
       [{ ...RULE, targets: [{ provider: 'openai', model: 'x', weight: -2 }] }, 'targets[0].weight'],
-      [{ ...RULE, targets: [{ provider: 'openai' }] }, 'targets[0].model'],
+      [{ ...RULE, targets: [{ provider: 'openai', model: 'x', key_id: 'k1' }] }, 'targets[0].key_id'],
       [{ ...RULE, targets: [{ provider: 'nosuch', model: 'x' }] }, 'targets[0].provider: unknown provider'],
       [
         {

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install run test test-deps k8s-deps test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds api-docs
+.PHONY: install run ui test test-deps k8s-deps test-k8s lint bench build clean cluster-bins kube-tools k3d-up crds api-docs
 
 # npm checks every package's `engines` against the Node that runs npm itself: under the system Node 20, `npm ci`
 # warned EBADENGINE for each package that needs Node 24. So the Node that package-lock.json pins for the `node`
@@ -17,7 +17,7 @@ $(BOOT_NODE):
 	echo '{"private":true,"allowScripts":{"node":true}}' > $(BOOT_DIR)/package.json
 	cd $(BOOT_DIR) && npm install --no-save --no-package-lock --no-audit --no-fund --silent node@$(NODE_PIN)
 
-node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json | $(BOOT_NODE)
+node_modules/.installed: package.json package-lock.json gateway/package.json operator/package.json ui/package.json | $(BOOT_NODE)
 	@npm_cli="$$(dirname "$$(readlink -f "$$(command -v npm)")")/npm-cli.js"; \
 	if [ -f "$$npm_cli" ]; then \
 	  PATH="$(CURDIR)/$(BOOT_DIR)/node_modules/node/bin:$$PATH" $(BOOT_NODE) "$$npm_cli" ci --no-audit --no-fund; \
@@ -28,11 +28,20 @@ node_modules/.installed: package.json package-lock.json gateway/package.json ope
 
 install: node_modules/.installed
 
+# The dashboard (ui/) built to ui/dist, which the gateway serves under /ui; rebuilt when a file of ui/ changed.
+UI_SOURCES := $(shell find ui/src ui/public -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/tsconfig.json ui/package.json
+
+ui/dist/index.html: node_modules/.installed $(UI_SOURCES)
+	npm run build -w ui
+
+ui: ui/dist/index.html
+
 # gateway/bin/gateway: node with the memory settings the gateway ships with (see the script).
-run: install
+run: install ui
 	gateway/bin/gateway
 
-# redis-server, python3-venv and Postgres 15 binaries when the machine lacks them (see the script).
+# redis-server, python3-venv, Chromium (the dashboard's browser tests) and Postgres 15 binaries when the machine
+# lacks them (see the script). The browser tests build the dashboard themselves (test/ui/harness.ts).
 test-deps:
 	scripts/test-deps.sh
 
@@ -45,6 +54,7 @@ test: install test-deps
 
 lint: install
 	tsc -p tsconfig.json --noEmit
+	tsc -p ui/tsconfig.json --noEmit
 	biome check .
 
 # The Kubernetes suite against a real etcd + kube-apiserver (test/cluster); kubectl and helm come from the
@@ -80,7 +90,7 @@ build: install
 	tsc -p tsconfig.build.json
 
 clean:
-	rm -rf node_modules dist gateway/dist operator/dist
+	rm -rf node_modules dist gateway/dist operator/dist ui/dist
 
 # etcd + kube-apiserver for the Kubernetes tests, built from Go modules into test/cluster/bin/
 # (cached: a no-op once built; the first build takes many minutes). Needs Go >= 1.24.

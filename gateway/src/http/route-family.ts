@@ -17,9 +17,11 @@ import { replyWithError } from './error-reply.ts';
 import { GatewayError } from './errors.ts';
 import { installMultipart } from './multipart.ts';
 import type { RouteDoc } from './openapi.ts';
+import { authenticateSession, carriesSessionOnly } from './session.ts';
 
 /**
- * - `admin`: `/api/*`, only `Authorization: Bearer <admin API key>`.
+ * - `admin`: `/api/*`, only `Authorization: Bearer <admin API key>`, or the dashboard's session cookie with its CSRF
+ *   header on a same-origin request (http/session.ts).
  * - `inference`: gateway tokens, Basic users, the admin key and virtual keys (`enforce_auth_on_inference`).
  * - `virtual_key`: only a virtual key in `x-gateway-vk` (the quota self-service).
  * - `public`: no credentials (health, readiness, metrics, the API document).
@@ -207,13 +209,24 @@ function authenticator(
     }
   };
   return (request, reply, done) => {
-    try {
-      request.principal = authenticate(request);
-    } catch (err) {
+    const refuse = (err: unknown) => {
       // The body is never read for a refused request: close the connection after the answer, so that an
       // unauthenticated client cannot keep it busy sending the rest.
       if (hasBody(request)) reply.header('connection', 'close');
       done(err instanceof Error ? err : new Error(String(err)));
+    };
+    // The dashboard's own calls: the session cookie with its CSRF header, and no other credential (http/session.ts).
+    if (scheme === 'admin' && carriesSessionOnly(request)) {
+      authenticateSession(rt, request).then((principal) => {
+        request.principal = principal;
+        done();
+      }, refuse);
+      return;
+    }
+    try {
+      request.principal = authenticate(request);
+    } catch (err) {
+      refuse(err);
       return;
     }
     done();

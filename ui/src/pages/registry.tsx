@@ -1,0 +1,16 @@
+// Every page of the dashboard, in navigation order. A page is one entry here: its path under /ui/, the label in
+// the navigation, and its component (lazy, so each page is its own chunk).
+import { type ComponentType, type LazyExoticComponent, lazy } from 'react';
+
+export interface PageEntry {
+  /** Path under /ui/ (no leading slash); child routes of a page go in the page itself (`providers/*`). */
+  path: string;
+  /** Navigation label. */
+  label: string;
+  component: LazyExoticComponent<ComponentType>;
+}
+
+export const pages: PageEntry[] = [
+  { path: 'providers', label: 'Providers & keys', component: lazy(() => import('./providers/ProvidersPage.tsx')) },
+  { path: 'config', label: 'Config', component: lazy(() => import('./config/ConfigPage.tsx')) },
+];

@@ -83,6 +83,11 @@ afterAll(async () => {
 
 /** Lets background lease grants and flushes run. */
 const settleDown = () => new Promise((resolve) => setTimeout(resolve, 30));
+/** Waits (bounded) for the background work a check depends on: a lease request is one script round trip away. */
+async function eventually(check: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check() && Date.now() < end) await settleDown();
+}
 
 describe.each(drivers)('Governance leases: $name', (driver) => {
   const prefix = testKeyPrefix();
@@ -236,7 +241,7 @@ describe.each(drivers)('Governance leases: $name', (driver) => {
       }
       expect(p.runs.get('governance-lease')).toBeUndefined();
       for (let i = 0; i < 20; i++) await p.admit([], r);
-      await settleDown();
+      await eventually(() => p.counters.leases === 1);
       expect(p.runs.get('governance-lease')).toBe(1);
       expect(p.counters.leases).toBe(1);
     } finally {

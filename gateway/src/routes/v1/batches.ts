@@ -1,6 +1,6 @@
 // `/v1/batches`: create, retrieve, list, cancel and results, in OpenAI's shapes whatever provider runs the batch.
 // A batch is charged once, when its results are read whole: each request's usage at the provider's batch price.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { batchRule, checkBatchInput } from '../../engine/batch-input.ts';
 import type { LogTail, ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
@@ -134,10 +134,10 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
       querystring: ProviderQuery,
       responses: { 200: json ? { description: summary, json } : { description: summary, text: 'application/json' } },
     });
-  app.get(
-    '/batches/:batch_id',
-    { config: { openapi: byId('retrieveBatch', 'Retrieve a batch', Batch) } },
-    (request, reply) => {
+  /** Retrieve and cancel: one call on one batch, answered with the batch (and the files it names are the caller's). */
+  const onBatch =
+    (requestType: string, label: string, pick: (b: BatchCalls) => BatchCalls['retrieve']) =>
+    (request: FastifyRequest, reply: FastifyReply) => {
       const id = parse(BatchParams, request.params).batch_id;
       return answer(
         rt,
@@ -145,43 +145,25 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
         reply,
         {},
         {
-          requestType: 'batch_retrieve',
-          label: 'retrieving batches',
+          requestType,
+          label,
+          // Reading is idempotent, and cancelling twice cancels once.
           idempotent: true,
           target: { kind: 'batch', id },
           names: (v) => batchFiles(v as Batch),
-          method: call(
-            (b) => b.retrieve,
-            (fn) => (ctx) => fn(id, ctx),
-          ),
+          method: call(pick, (fn) => (ctx) => fn(id, ctx)),
         },
       );
-    },
+    };
+  app.get(
+    '/batches/:batch_id',
+    { config: { openapi: byId('retrieveBatch', 'Retrieve a batch', Batch) } },
+    onBatch('batch_retrieve', 'retrieving batches', (b) => b.retrieve),
   );
   app.post(
     '/batches/:batch_id/cancel',
     { config: { openapi: byId('cancelBatch', 'Cancel a batch', Batch) } },
-    (request, reply) => {
-      const id = parse(BatchParams, request.params).batch_id;
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType: 'batch_cancel',
-          label: 'cancelling batches',
-          // Cancelling twice cancels once.
-          idempotent: true,
-          target: { kind: 'batch', id },
-          names: (v) => batchFiles(v as Batch),
-          method: call(
-            (b) => b.cancel,
-            (fn) => (ctx) => fn(id, ctx),
-          ),
-        },
-      );
-    },
+    onBatch('batch_cancel', 'cancelling batches', (b) => b.cancel),
   );
   app.get(
     '/batches/:batch_id/results',

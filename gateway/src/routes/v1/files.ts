@@ -109,10 +109,11 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
       querystring: ProviderQuery,
       responses: { 200: { description: summary, json } },
     });
-  app.get(
-    '/files/:file_id',
-    { config: { openapi: byId('retrieveFile', 'Retrieve a file object', FileObject) } },
-    (request, reply) => {
+  /** Retrieve, delete and content: one call on one file of the caller's. */
+  type ById = (id: string, ctx: CallContext) => Promise<unknown>;
+  const onFile =
+    (requestType: string, label: string, pick: (f: FileCalls) => ById | undefined, deletes = false) =>
+    (request: FastifyRequest, reply: FastifyReply) => {
       const id = parse(FileParams, request.params).file_id;
       return answer(
         rt,
@@ -120,41 +121,24 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
         reply,
         {},
         {
-          requestType: 'file_retrieve',
-          label: 'retrieving files',
+          requestType,
+          label,
           idempotent: true,
           target: { kind: 'file', id },
-          method: call(
-            (f) => f.retrieve,
-            (fn) => (ctx) => fn(id, ctx),
-          ),
+          ...(deletes ? { deletes: true } : {}),
+          method: call(pick, (fn) => (ctx) => fn(id, ctx)),
         },
       );
-    },
+    };
+  app.get(
+    '/files/:file_id',
+    { config: { openapi: byId('retrieveFile', 'Retrieve a file object', FileObject) } },
+    onFile('file_retrieve', 'retrieving files', (f) => f.retrieve),
   );
   app.delete(
     '/files/:file_id',
     { config: { openapi: byId('deleteFile', 'Delete a file', FileDeleted) } },
-    (request, reply) => {
-      const id = parse(FileParams, request.params).file_id;
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType: 'file_delete',
-          label: 'deleting files',
-          idempotent: true,
-          target: { kind: 'file', id },
-          deletes: true,
-          method: call(
-            (f) => f.delete,
-            (fn) => (ctx) => fn(id, ctx),
-          ),
-        },
-      );
-    },
+    onFile('file_delete', 'deleting files', (f) => f.delete, true),
   );
   app.get(
     '/files/:file_id/content',
@@ -169,25 +153,7 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
         }),
       },
     },
-    (request, reply) => {
-      const id = parse(FileParams, request.params).file_id;
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType: 'file_content',
-          label: 'file content',
-          idempotent: true,
-          target: { kind: 'file', id },
-          method: call(
-            (f) => f.content,
-            (fn) => (ctx) => fn(id, ctx),
-          ),
-        },
-      );
-    },
+    onFile('file_content', 'file content', (f) => f.content),
   );
 }
 

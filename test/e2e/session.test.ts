@@ -200,13 +200,14 @@ describe('dashboard session', () => {
     };
     const vkValue = vk.value;
     expect(vkValue).toMatch(/^sk-vk-/);
-    for (const headers of [
+    const credentials: Record<string, string>[] = [
       { authorization: `Bearer ${vkValue}` },
       { 'x-gateway-vk': vkValue },
       { 'x-api-key': ADMIN_KEY },
       { authorization: `Bearer ${token}` },
       { authorization: `Bearer ${INFERENCE_TOKEN}` },
-    ]) {
+    ];
+    for (const headers of credentials) {
       // Without the cookie, and with it: a header credential is judged by the bearer rules alone.
       const bare = await fetch(`${gw.url}/api/providers`, { headers });
       expect(bare.status, JSON.stringify(headers)).toBe(401);

@@ -17,6 +17,7 @@ import { registerGovernanceCrudRoutes } from './routes/api/governance/crud.ts';
 import { registerModelLimitRoutes } from './routes/api/governance/model-limits.ts';
 import { registerQuotaRoute } from './routes/api/governance/quota.ts';
 import { registerRateLimitRoutes } from './routes/api/governance/rate-limits.ts';
+import { registerRoutingRuleValidateRoute } from './routes/api/governance/routing-rule-validate.ts';
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerMcpClientRoutes } from './routes/api/mcp.ts';
@@ -142,6 +143,7 @@ export function buildApp(rt: Runtime): App {
     registerGovernanceCrudRoutes(f, rt);
     registerModelLimitRoutes(f, rt);
     registerRateLimitRoutes(f, rt);
+    registerRoutingRuleValidateRoute(f);
     registerMcpClientRoutes(f, rt);
     registerOAuthRoutes(f, rt);
     registerPerUserFlowRoutes(f, rt);

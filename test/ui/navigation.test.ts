@@ -42,11 +42,11 @@ describe('navigation', () => {
     await page.goto(`${gw.uiUrl}config`);
     await page.getByRole('heading', { name: 'Config', level: 2 }).waitFor();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.locator(':focus').textContent()).toBe('Skip to content');
     const order: string[] = [];
     for (let i = 0; i < 6; i++) {
       await page.keyboard.press('Tab');
-      order.push((await page.evaluate(() => document.activeElement?.textContent?.trim())) ?? '');
+      order.push(((await page.locator(':focus').textContent()) ?? '').trim());
     }
     expect(order).toContain('Log out');
     expect(order).toContain('Providers & keys');

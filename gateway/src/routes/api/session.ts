@@ -132,7 +132,6 @@ export function registerSessionRoutes(app: FastifyInstance, rt: Runtime): void {
         'The dashboard asks this on load. With a live session cookie (and its CSRF header, or none: the answer then ' +
         'hands the CSRF token back to the page that holds the cookie) it names the user.',
       responses: { 200: { description: 'Authentication state', json: IsAuthEnabledView } },
-      errors: [403],
     }),
     async (req, reply) => {
       reply.header('cache-control', 'no-store');

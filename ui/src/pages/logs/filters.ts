@@ -1,0 +1,119 @@
+// The explorer's filters live in the URL query (shareable, kept on reload and on the way back from a detail),
+// under the API's own parameter names; a time range is a preset (`range=24h`) or explicit start/end times.
+
+export const RANGES = [
+  { value: '1h', label: 'Last hour', ms: 3_600_000 },
+  { value: '6h', label: 'Last 6 hours', ms: 6 * 3_600_000 },
+  { value: '24h', label: 'Last 24 hours', ms: 86_400_000 },
+  { value: '7d', label: 'Last 7 days', ms: 7 * 86_400_000 },
+  { value: '30d', label: 'Last 30 days', ms: 30 * 86_400_000 },
+  { value: 'custom', label: 'Custom range', ms: 0 },
+] as const;
+export type RangeName = (typeof RANGES)[number]['value'];
+export const DEFAULT_RANGE: RangeName = '24h';
+
+export const LIST_FIELDS = ['providers', 'models', 'status', 'virtual_key_ids', 'team_ids', 'customer_ids'] as const;
+export const BOUND_FIELDS = ['min_latency', 'max_latency', 'min_cost', 'max_cost'] as const;
+export const SORT_KEYS = ['timestamp', 'latency', 'tokens', 'cost'] as const;
+export const PAGE_SIZES = ['10', '25', '50', '100'] as const;
+
+type ListField = (typeof LIST_FIELDS)[number];
+type BoundField = (typeof BOUND_FIELDS)[number];
+
+export type LogFilterState = Record<ListField, string[]> &
+  Record<BoundField, string> & {
+    range: RangeName;
+    /** RFC 3339, for the custom range. */
+    start_time: string;
+    end_time: string;
+    content_search: string;
+    sort_by: string;
+    order: string;
+    limit: string;
+  };
+
+const isRange = (v: string | null): v is RangeName => RANGES.some((r) => r.value === v);
+
+export function readFilters(params: URLSearchParams): LogFilterState {
+  const list = (k: string) =>
+    (params.get(k) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const range = params.get('range');
+  const start = params.get('start_time') ?? '';
+  const end = params.get('end_time') ?? '';
+  return {
+    providers: list('providers'),
+    models: list('models'),
+    status: list('status'),
+    virtual_key_ids: list('virtual_key_ids'),
+    team_ids: list('team_ids'),
+    customer_ids: list('customer_ids'),
+    min_latency: params.get('min_latency') ?? '',
+    max_latency: params.get('max_latency') ?? '',
+    min_cost: params.get('min_cost') ?? '',
+    max_cost: params.get('max_cost') ?? '',
+    range: isRange(range) ? range : start || end ? 'custom' : DEFAULT_RANGE,
+    start_time: start,
+    end_time: end,
+    content_search: params.get('content_search') ?? '',
+    sort_by: params.get('sort_by') ?? 'timestamp',
+    order: params.get('order') ?? 'desc',
+    limit: params.get('limit') ?? '50',
+  };
+}
+
+/** The URL query of a filter state: defaults are left out, so a fresh explorer has a clean address. */
+export function writeFilters(f: LogFilterState): URLSearchParams {
+  const p = new URLSearchParams();
+  for (const k of LIST_FIELDS) if (f[k].length > 0) p.set(k, f[k].join(','));
+  for (const k of BOUND_FIELDS) if (f[k].trim()) p.set(k, f[k].trim());
+  if (f.range !== DEFAULT_RANGE) p.set('range', f.range);
+  if (f.range === 'custom') {
+    if (f.start_time) p.set('start_time', f.start_time);
+    if (f.end_time) p.set('end_time', f.end_time);
+  }
+  if (f.content_search.trim()) p.set('content_search', f.content_search.trim());
+  if (f.sort_by !== 'timestamp') p.set('sort_by', f.sort_by);
+  if (f.order !== 'desc') p.set('order', f.order);
+  if (f.limit !== '50') p.set('limit', f.limit);
+  return p;
+}
+
+export type ApiQuery = Record<string, string | undefined>;
+
+/**
+ * The filter parameters every /api/logs endpoint takes (listing, stats, histograms), with a preset range made
+ * absolute at `nowMs` so the list and the charts cover the same window.
+ */
+export function apiFilters(f: LogFilterState, nowMs: number): ApiQuery {
+  const q: ApiQuery = {};
+  for (const k of LIST_FIELDS) if (f[k].length > 0) q[k] = f[k].join(',');
+  for (const k of BOUND_FIELDS) if (f[k].trim()) q[k] = f[k].trim();
+  if (f.content_search.trim()) q['content_search'] = f.content_search.trim();
+  const preset = RANGES.find((r) => r.value === f.range);
+  if (f.range === 'custom') {
+    if (f.start_time) q['start_time'] = f.start_time;
+    if (f.end_time) q['end_time'] = f.end_time;
+  } else if (preset) {
+    q['start_time'] = new Date(nowMs - preset.ms).toISOString();
+    q['end_time'] = new Date(nowMs).toISOString();
+  }
+  return q;
+}
+
+/** `2026-11-26T10:30` (what a datetime-local input holds, in the browser's zone) of an RFC 3339 time. */
+export function toLocalInput(iso: string): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '';
+  const d = new Date(t - new Date(t).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+/** The RFC 3339 time of a datetime-local value ('' when empty or unreadable). */
+export function fromLocalInput(local: string): string {
+  if (!local) return '';
+  const t = new Date(local).getTime();
+  return Number.isNaN(t) ? '' : new Date(t).toISOString();
+}

@@ -12,6 +12,7 @@ export interface PageEntry {
 
 export const pages: PageEntry[] = [
   { path: 'providers', label: 'Providers & keys', component: lazy(() => import('./providers/ProvidersPage.tsx')) },
+  { path: 'virtual-keys', label: 'Virtual keys', component: lazy(() => import('./virtual-keys/VirtualKeysPage.tsx')) },
   { path: 'logs', label: 'Logs', component: lazy(() => import('./logs/LogsPage.tsx')) },
   { path: 'mcp', label: 'MCP clients', component: lazy(() => import('./mcp/McpPage.tsx')) },
   { path: 'plugins', label: 'Plugins & cache', component: lazy(() => import('./plugins/PluginsPage.tsx')) },

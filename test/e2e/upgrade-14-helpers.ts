@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { TestGateway } from '../harness/gateway.ts';
 
-export const FIXTURE_DIR = new URL('../../../shared/fixtures/reference-1.4/', import.meta.url).pathname;
+/** The store as the reference gateway's release 1.4.19 wrote it (copied into the repository: a clone has no ../shared). */
+export const FIXTURE_DIR = new URL('../fixtures/reference-1.4/', import.meta.url).pathname;
 export const DUMP = `${FIXTURE_DIR}postgres.sql`;
 export const SQLITE = `${FIXTURE_DIR}config.db`;
 export const CONFIG_JSON = `${FIXTURE_DIR}config.json`;

@@ -74,7 +74,12 @@ export function registerUiRoutes(app: FastifyInstance, rt: Runtime): void {
       description: 'A browser opening the gateway’s address lands on the dashboard (`/ui/`).',
       responses: { 302: { description: 'To /ui/', text: HTML } },
     }),
-    async (_req, reply) => reply.redirect('/ui/', 302),
+    // With a small page for clients that do not follow redirects (and a content type, as every answer has).
+    async (_req, reply) =>
+      reply
+        .redirect('/ui/', 302)
+        .type(HTML)
+        .send('<!doctype html><title>Model gateway</title><a href="/ui/">The dashboard is at /ui/</a>'),
   );
 
   app.get(

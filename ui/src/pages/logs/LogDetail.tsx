@@ -198,8 +198,24 @@ export function CacheDebugView({ debug }: { debug: CacheDebug | null }) {
   );
 }
 
-function Content({ content }: { content: string | null }) {
-  if (content === null) {
+/** The row's content: `{"request": ..., "response": ...}` (a JSON column; older rows may hold it as text). */
+function contentOf(content: unknown): { request?: unknown; response?: unknown } | string {
+  let v = content;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return content as string; // checked just above: a string that is not JSON is shown as it is
+    }
+  }
+  // Either shape is shown: an object's request and response, or anything else as a request body.
+  return v && typeof v === 'object' && !Array.isArray(v)
+    ? (v as { request?: unknown; response?: unknown })
+    : { request: v };
+}
+
+function Content({ content }: { content: unknown }) {
+  if (content === null || content === undefined) {
     return (
       <Text size="sm">
         Not logged: content logging is off (the logging plugin’s <code>disable_content_logging</code>), so only metadata
@@ -207,13 +223,7 @@ function Content({ content }: { content: string | null }) {
       </Text>
     );
   }
-  let parsed: { request?: unknown; response?: unknown } | undefined;
-  try {
-    // The gateway stores {"request": ..., "response": ...} as JSON text.
-    parsed = JSON.parse(content) as { request?: unknown; response?: unknown };
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = contentOf(content);
   const pretty = (v: unknown) => JSON.stringify(v, null, 2);
   return (
     <Group align="flex-start" grow wrap="wrap">
@@ -222,10 +232,10 @@ function Content({ content }: { content: string | null }) {
           Request
         </Text>
         <Code block aria-label="Request body" mah={400} style={{ overflow: 'auto' }}>
-          {parsed ? pretty(parsed.request ?? null) : content}
+          {typeof parsed === 'string' ? parsed : pretty(parsed.request ?? null)}
         </Code>
       </Stack>
-      {parsed && (
+      {typeof parsed !== 'string' && (
         <Stack gap={4} miw={300}>
           <Text fw={600} size="sm">
             Response

@@ -56,8 +56,8 @@ export interface LogEntry {
   /** USD; null when the model had no price. */
   cost: number | null;
   routing_rule_id: string | null;
-  /** `{"request": ..., "response": ...}` as JSON text; null when content logging is off. */
-  content: string | null;
+  /** `{"request": ..., "response": ...}`; null when content logging is off. */
+  content: unknown;
   cache_debug: CacheDebug | null;
 }
 

@@ -1,6 +1,7 @@
 // The embedded default importing the reference gateway's 1.4.19 SQLite store (GATEWAY_IMPORT_14_SQLITE): the
 // same expected results as the Postgres upgrade (fixture README; API-created rows matched by name), the file
 // only read, the import done once, and the dry run writing nothing.
+import { existsSync } from 'node:fs';
 import { copyFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -43,6 +44,8 @@ describe('import of the 1.4.19 SQLite store into the embedded default', () => {
     expect(lines).toContain('virtual key api-inactive: no provider_configs');
     expect(lines).toContain('WARN budget ');
     expect(lines).not.toContain('fixture-bedrock-secret-1');
+    // Nothing appears beside the store: SQLite's -shm/-wal of a WAL database are made beside a copy.
+    expect(existsSync(`${SQLITE}-shm`) || existsSync(`${SQLITE}-wal`)).toBe(false);
   });
 
   it('carries every object over with rules 1-7 (the fixture README)', async () => {

@@ -1,6 +1,10 @@
 // The configuration store of a 1.4.x reference gateway, read from its Postgres tables or its SQLite file into
 // plain rows with one shape for both (booleans, numbers, JSON lists and timestamps normalised). Only the tables
 // the upgrade carries over are read in full; the others are counted, so the summary can name what stays behind.
+
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { Queryable } from '../db/types.ts';
 
@@ -195,11 +199,33 @@ export async function readPostgres14(q: Queryable): Promise<Store14> {
   });
 }
 
-/** Reads a 1.4.x SQLite store (read-only: the file is never changed). */
+/**
+ * Reads a 1.4.x SQLite store. It is read from a copy (with its write-ahead log, which may hold committed rows not
+ * yet in the main file): opening a WAL database, even read-only, creates `-shm`/`-wal` files beside it, and the
+ * user's directory (perhaps read-only, perhaps the live 1.4.x deployment's) must stay exactly as it was.
+ */
 export async function readSqlite14(path: string): Promise<Store14> {
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-import-14-'));
+  try {
+    const copy = join(dir, 'store.db');
+    try {
+      await copyFile(path, copy);
+      await copyFile(`${path}-wal`, `${copy}-wal`).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+    } catch (err) {
+      throw new Error(`cannot read the 1.4.x SQLite store ${path}: ${(err as Error).message}`);
+    }
+    return await readSqliteCopy(copy, path);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function readSqliteCopy(copy: string, path: string): Promise<Store14> {
   let db: DatabaseSync;
   try {
-    db = new DatabaseSync(path, { readOnly: true });
+    db = new DatabaseSync(copy);
   } catch (err) {
     throw new Error(`cannot open the 1.4.x SQLite store ${path}: ${(err as Error).message}`);
   }

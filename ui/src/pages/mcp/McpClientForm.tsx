@@ -144,7 +144,14 @@ export function McpClientForm(props: { existing: McpClientConfig | undefined; on
       existing
         ? api.put<{ message: string }>(`/mcp/client/${seg(existing.client_id)}`, body(v, existing))
         : api.post<Created>('/mcp/client', body(v, undefined)),
-    { invalidate: [mcpKeys], success: (r) => r.message },
+    {
+      invalidate: [mcpKeys],
+      // A pending OAuth client is authorized from its page (the API's own words point at authorize_url).
+      success: (r) =>
+        'status' in r && r.status === 'pending_oauth'
+          ? `MCP client ${form.values.name.trim()} added: authorize it now`
+          : r.message,
+    },
     { onSuccess: (r) => props.onDone(existing ? undefined : (r as Created)) }, // a create answers Created
   );
   const v = form.values;

@@ -116,7 +116,7 @@ export function OAuthPanel({ client }: { client: McpClientConfig }) {
             {phase.message}
           </Alert>
         )}
-        {s && <StatusText status={s} />}
+        {s && <StatusText status={s} said={phase.kind === 'done'} />}
         {s?.status === 'pending' && s.authorize_url && !readOnly && (
           <Group>
             <Button onClick={() => authorize(s.authorize_url ?? '')} loading={waiting}>
@@ -143,7 +143,8 @@ export function OAuthPanel({ client }: { client: McpClientConfig }) {
   );
 }
 
-function StatusText({ status: s }: { status: OAuthStatus }) {
+/** `said`: the outcome alert already shows the status message. */
+function StatusText({ status: s, said }: { status: OAuthStatus; said: boolean }) {
   if (s.status === 'authorized') {
     return (
       <Text size="sm">
@@ -165,8 +166,8 @@ function StatusText({ status: s }: { status: OAuthStatus }) {
     return <Text size="sm">Not authorized yet: the client’s tools are unavailable until then.</Text>;
   return (
     <Text size="sm">
-      {s.status_message ?? `The authorization was ${s.status}.`} To authorize again, delete this client and add it
-      again.
+      {said ? '' : `${(s.status_message ?? `The authorization was ${s.status}`).replace(/\.?$/, '.')} `}To authorize
+      again, delete this client and add it again.
     </Text>
   );
 }

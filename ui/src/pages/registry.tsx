@@ -13,6 +13,19 @@ export interface PageEntry {
 export const pages: PageEntry[] = [
   { path: 'providers', label: 'Providers & keys', component: lazy(() => import('./providers/ProvidersPage.tsx')) },
   { path: 'virtual-keys', label: 'Virtual keys', component: lazy(() => import('./virtual-keys/VirtualKeysPage.tsx')) },
+  { path: 'teams', label: 'Teams', component: lazy(() => import('./teams/TeamsPage.tsx')) },
+  { path: 'customers', label: 'Customers', component: lazy(() => import('./customers/CustomersPage.tsx')) },
+  {
+    path: 'routing-rules',
+    label: 'Routing rules',
+    component: lazy(() => import('./routing-rules/RoutingRulesPage.tsx')),
+  },
+  { path: 'pricing', label: 'Pricing overrides', component: lazy(() => import('./pricing/PricingPage.tsx')) },
+  {
+    path: 'model-configs',
+    label: 'Model configs',
+    component: lazy(() => import('./model-configs/ModelConfigsPage.tsx')),
+  },
   { path: 'logs', label: 'Logs', component: lazy(() => import('./logs/LogsPage.tsx')) },
   { path: 'mcp', label: 'MCP clients', component: lazy(() => import('./mcp/McpPage.tsx')) },
   { path: 'plugins', label: 'Plugins & cache', component: lazy(() => import('./plugins/PluginsPage.tsx')) },

@@ -105,13 +105,24 @@ export function BudgetBars({ budgets, owner }: { budgets: Budget[]; owner: strin
   );
 }
 
+/** The limits and counters of a rate limit's current windows (rate-limit entries, model and provider views). */
+export type RateCounters = Pick<
+  RateLimitEntry,
+  | 'request_max_limit'
+  | 'request_reset_duration'
+  | 'request_current_usage'
+  | 'token_max_limit'
+  | 'token_reset_duration'
+  | 'token_current_usage'
+>;
+
 /** A rate limit's windows with their counters (from /governance/rate-limits), or its configured limits only. */
 export function RateLimitBars({
   entry,
   limit,
   owner,
 }: {
-  entry?: RateLimitEntry | undefined;
+  entry?: RateCounters | undefined;
   limit?: RateLimit | null;
   owner: string;
 }) {

@@ -1,0 +1,160 @@
+// Routing rules in a real browser: the CEL expression is checked as it is typed (an invalid one says why before
+// anything is saved, a valid one says so), then a rule with weighted targets, a fallback, a team scope and a
+// priority is created, disabled from the list, refused in words when saved with a bad expression, and deleted.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+
+let gw: UiGateway;
+let browser: Browser;
+let teamId = '';
+
+interface Rule {
+  id: string;
+  name: string;
+  enabled: boolean;
+  cel_expression: string;
+  targets: { provider?: string; model?: string; weight: number }[];
+  fallbacks: string[];
+  scope: string;
+  scope_id: string | null;
+  priority: number;
+}
+
+beforeAll(async () => {
+  [gw, browser] = await Promise.all([
+    startUiGateway({
+      config: {
+        providers: {
+          openai: {
+            network_config: { base_url: 'http://127.0.0.1:9/v1' },
+            keys: [{ id: 'k1', name: 'main', value: 'sk-upstream-0123456789abcdef', models: ['*'] }],
+          },
+        },
+      },
+    }),
+    launchBrowser(),
+  ]);
+  const team = await gw.admin('/api/governance/teams', { method: 'POST', body: { name: 'research' } });
+  teamId = ((await team.json()) as { id: string }).id;
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+async function rules(): Promise<Rule[]> {
+  return ((await (await gw.admin('/api/governance/routing-rules')).json()) as { routing_rules: Rule[] }).routing_rules;
+}
+
+async function open() {
+  const p = await newPage(browser);
+  p.page.setDefaultTimeout(15_000);
+  return p;
+}
+
+async function choose(page: Page, label: string, option: string): Promise<void> {
+  await page.getByRole('combobox', { name: label }).click();
+  await page.getByRole('option', { name: option, exact: true }).click();
+}
+
+/** Types like a person (one key at a time), so the check runs on what is typed, not on a pasted value. */
+async function typeCel(page: Page, text: string): Promise<void> {
+  const box = page.getByRole('textbox', { name: 'CEL expression' });
+  await box.fill('');
+  await box.pressSequentially(text, { delay: 15 });
+}
+
+const VALID = 'request.message_count > 20 && "x-tier" in request.headers';
+
+describe('routing rules page', () => {
+  it('checks the CEL expression as it is typed, then creates a rule with targets, a fallback and a scope', async () => {
+    const { context, page, problems } = await open();
+    await logIn(page, gw);
+    await page.getByRole('link', { name: 'Routing rules', exact: true }).click();
+    await page.getByText('No routing rule yet').waitFor();
+    await page.getByRole('link', { name: 'New routing rule' }).click();
+    await page.getByLabel('Name', { exact: false }).first().fill('long-context');
+
+    // Invalid: the gateway's reason, under the field, before anything is saved.
+    await typeCel(page, 'request.model ==');
+    const box = page.getByRole('textbox', { name: 'CEL expression' });
+    await page.getByText(/syntax error/).waitFor();
+    expect(await box.getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, 'routing-rule-invalid-cel');
+    // An unknown field is caught too, with its name.
+    await typeCel(page, 'request.modle == "gpt-4o"');
+    await page.getByText(/modle/).first().waitFor();
+    expect(await rules()).toEqual([]);
+
+    // Valid: said so, the error gone.
+    await typeCel(page, VALID);
+    await page.getByRole('status').filter({ hasText: 'Valid expression' }).waitFor();
+    expect(await box.getAttribute('aria-invalid')).not.toBe('true');
+
+    await choose(page, 'Target 1: provider', 'openai');
+    await page.getByLabel('Target 1: model').fill('gpt-4.1');
+    await page.getByLabel('Target 1: weight').fill('3');
+    await page.getByRole('button', { name: 'Add target' }).click();
+    await page.getByLabel('Target 2: model').fill('gpt-4o-mini');
+    await page.getByRole('combobox', { name: 'Fallbacks' }).fill('openai/gpt-4o');
+    await page.getByRole('combobox', { name: 'Fallbacks' }).press('Enter');
+    await page.getByLabel('Priority').fill('5');
+    await choose(page, 'Scope', 'A team’s keys');
+    await choose(page, 'Scope: team', 'research');
+    await screenshot(page, 'routing-rule-new');
+    await page.getByRole('button', { name: 'Create routing rule' }).click();
+
+    const table = page.getByRole('table', { name: 'Routing rules' });
+    await table.getByText('long-context').waitFor();
+    const [rule] = await rules();
+    expect(rule).toMatchObject({
+      name: 'long-context',
+      enabled: true,
+      cel_expression: VALID,
+      targets: [
+        { provider: 'openai', model: 'gpt-4.1', weight: 3 },
+        { model: 'gpt-4o-mini', weight: 1 },
+      ],
+      fallbacks: ['openai/gpt-4o'],
+      scope: 'team',
+      scope_id: teamId,
+      priority: 5,
+    });
+    expect(rule?.targets[1]?.provider).toBeUndefined();
+    await table.getByText('team research').waitFor();
+    await screenshot(page, 'routing-rules');
+
+    // Disabled from the list.
+    await page.getByRole('switch', { name: 'Enabled: long-context' }).click({ force: true });
+    await expect.poll(async () => (await rules())[0]?.enabled).toBe(false);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it('refuses a save with a bad expression in the gateway’s words, changing nothing, and deletes the rule', async () => {
+    const [rule] = await rules();
+    const { context, page, problems } = await open();
+    await logIn(page, gw);
+    await page.goto(`${gw.uiUrl}routing-rules/${rule?.id}`);
+    await page.getByRole('heading', { name: 'Routing rule long-context' }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'CEL expression' }).inputValue()).toBe(VALID);
+
+    await typeCel(page, 'request.message_count');
+    await page.getByText(/bool/).first().waitFor();
+    await page.getByRole('button', { name: 'Save routing rule' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'cel_expression' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/bool/);
+    expect(await alert.textContent()).not.toContain('{');
+    expect((await rules())[0]?.cel_expression).toBe(VALID);
+    await screenshot(page, 'routing-rule-error');
+
+    await page.getByRole('button', { name: 'Delete routing rule' }).click();
+    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No routing rule yet').waitFor();
+    expect(await rules()).toEqual([]);
+    expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
+    await context.close();
+  }, 90_000);
+});

@@ -23,7 +23,7 @@ export const pages: PageEntry[] = [
   { path: 'pricing', label: 'Pricing overrides', component: lazy(() => import('./pricing/PricingPage.tsx')) },
   {
     path: 'model-configs',
-    label: 'Model configs',
+    label: 'Model & provider limits',
     component: lazy(() => import('./model-configs/ModelConfigsPage.tsx')),
   },
   { path: 'logs', label: 'Logs', component: lazy(() => import('./logs/LogsPage.tsx')) },

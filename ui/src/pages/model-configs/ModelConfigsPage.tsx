@@ -134,7 +134,13 @@ function ModelConfigs() {
             {list.data?.model_configs.map((c) => (
               <Table.Tr key={c.id}>
                 <Table.Td>{c.model_name}</Table.Td>
-                <Table.Td>{c.provider ?? <Text c="dimmed">every provider</Text>}</Table.Td>
+                <Table.Td>
+                  {c.provider ?? (
+                    <Text c="dimmed" size="sm">
+                      every provider
+                    </Text>
+                  )}
+                </Table.Td>
                 <Limits row={c} owner={c.model_name} />
                 <Table.Td>
                   <Group gap="xs" wrap="nowrap">

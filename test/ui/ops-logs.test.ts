@@ -5,30 +5,18 @@ import OpenAI from 'openai';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, createVk, logOf, pc } from '../e2e/governance-helpers.ts';
-import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+import { logIn, newPage, screenshot, type UiGateway } from './harness.ts';
+import { type OpsEnv, startOpsEnv, WAIT } from './ops-helpers.ts';
 
+let env: OpsEnv;
 let gw: UiGateway;
 let browser: Browser;
-let upstream: OpenAIFake;
 let vk: { id: string; value: string };
 let other: { id: string; value: string };
 
 beforeAll(async () => {
-  upstream = await createOpenAIFake().start();
-  [gw, browser] = await Promise.all([
-    startUiGateway({
-      config: {
-        providers: {
-          openai: {
-            network_config: { base_url: upstream.url, max_retries: 0 },
-            keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaaaaaa', models: ['*'] }],
-          },
-        },
-      },
-    }),
-    launchBrowser(),
-  ]);
+  env = await startOpsEnv();
+  ({ gw, browser } = env);
   await adminJson(gw, '/api/governance/pricing-overrides', 'POST', {
     scope: 'global',
     provider: 'openai',
@@ -40,13 +28,8 @@ beforeAll(async () => {
   other = await createVk(gw, { name: 'paging-key', provider_configs: [pc('openai')] });
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await gw?.close();
-  await upstream?.stop();
+  await env?.close();
 });
-
-/** Polls see the page within a loaded machine's time, not expect.poll's default second. */
-const WAIT = { timeout: 15_000 };
 
 const sdk = (key: string) => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
 
@@ -121,7 +104,7 @@ describe('logs explorer', () => {
     await page.waitForURL((u) => u.pathname.endsWith('/ui/logs') && u.searchParams.get('content_search') === 'needle');
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 
   it('pages through the matches with next_cursor, without repeating a row', async () => {
     const ids = new Set<string>();
@@ -147,5 +130,5 @@ describe('logs explorer', () => {
     expect(await alert.textContent()).not.toContain('{');
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 });

@@ -105,7 +105,7 @@ describe('MCP clients page', () => {
     await screenshot(page, 'mcp-clients');
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 
   it('says so when the authorization server refuses', async () => {
     const { context, page, problems } = await newPage(browser);
@@ -129,7 +129,7 @@ describe('MCP clients page', () => {
     }
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 
   it('shows header names only, and an edit that leaves a value empty keeps the stored one', async () => {
     const { context, page, problems } = await newPage(browser);
@@ -173,7 +173,7 @@ describe('MCP clients page', () => {
     await screenshot(page, 'mcp-client-headers');
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 
   it('lists per-user flows and links each pending one to the gateway’s consent page', async () => {
     const id = await addPerUserClient(gw, up, 'notes', { flow_mode: 'user' });
@@ -207,5 +207,5 @@ describe('MCP clients page', () => {
     ]);
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 });

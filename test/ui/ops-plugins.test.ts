@@ -6,39 +6,26 @@ import OpenAI from 'openai';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, createVk, logOf, pc } from '../e2e/governance-helpers.ts';
-import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+import type { OpenAIFake } from '../fakes/openai.ts';
+import { logIn, newPage, screenshot, type UiGateway } from './harness.ts';
+import { type OpsEnv, startOpsEnv, WAIT } from './ops-helpers.ts';
 
+let env: OpsEnv;
 let gw: UiGateway;
 let browser: Browser;
 let upstream: OpenAIFake;
 let client: OpenAI;
 
-const WAIT = { timeout: 15_000 };
 const QUESTION = 'what does the cache remember';
 
 beforeAll(async () => {
-  upstream = await createOpenAIFake().start();
-  [gw, browser] = await Promise.all([
-    startUiGateway({
-      config: {
-        providers: {
-          openai: {
-            network_config: { base_url: upstream.url, max_retries: 0 },
-            keys: [{ id: 'k1', name: 'key-one', value: 'sk-one-aaaaaaaaaaaaaaaaaaaa', models: ['*'] }],
-          },
-        },
-      },
-    }),
-    launchBrowser(),
-  ]);
+  env = await startOpsEnv();
+  ({ gw, browser, upstream } = env);
   const vk = await createVk(gw, { name: 'cache-user', provider_configs: [pc('openai')] });
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: vk.value, maxRetries: 0 });
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await gw?.close();
-  await upstream?.stop();
+  await env?.close();
 });
 
 const chats = () => upstream.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
@@ -154,5 +141,5 @@ describe('plugins and cache page', () => {
     await screenshot(page, 'plugins-cache-cleared');
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 });

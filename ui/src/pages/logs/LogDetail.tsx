@@ -29,13 +29,14 @@ export function LogDetail() {
   );
 }
 
-function Field({ label, children }: { label: string; children: ReactNode }) {
+/** A labelled value of a detail page (also the MCP client's). */
+export function Field({ label, children }: { label: string; children: ReactNode }) {
   return (
     <div>
       <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
         {label}
       </Text>
-      <Text size="sm" component="div">
+      <Text size="sm" component="div" style={{ overflowWrap: 'anywhere' }}>
         {children}
       </Text>
     </div>

@@ -2,7 +2,7 @@
 // and its OAuth: the server-level authorization popup, or the per-user flows.
 import { Anchor, Badge, Button, Code, Group, Modal, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { type ReactNode, useState } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
@@ -14,6 +14,7 @@ import {
   SourceBadge,
   useApiMutation,
 } from '../../components/feedback.tsx';
+import { Field } from '../logs/LogDetail.tsx';
 import { McpClientForm } from './McpClientForm.tsx';
 import { StateBadge } from './McpPage.tsx';
 import { OAuthPanel } from './OAuthPanel.tsx';
@@ -48,19 +49,6 @@ export function McpClientDetail() {
         </>
       )}
     </Stack>
-  );
-}
-
-function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div>
-      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
-        {label}
-      </Text>
-      <Text size="sm" component="div" style={{ wordBreak: 'break-all' }}>
-        {children}
-      </Text>
-    </div>
   );
 }
 

@@ -78,6 +78,10 @@ describe('plugins and cache page', () => {
     await json.fill('{"default_cache_key": "ui-cache", "ttl_seconds": 600}');
     await dialog.getByRole('button', { name: 'Save settings' }).click();
     await dialog.waitFor({ state: 'detached' });
+    await table
+      .getByRole('row', { name: /semantic_cache/ })
+      .getByText('default_cache_key: "ui-cache"')
+      .waitFor();
     // Toggled from the keyboard (the switch's track covers the input for the mouse).
     await cacheSwitch.focus();
     await page.keyboard.press('Space');

@@ -27,8 +27,13 @@ export function McpClientDetail() {
     queryKey: mcpClientKey(id),
     queryFn: () => api.get<McpClient>(`/mcp/client/${seg(id)}`),
     // A fresh connection lists its tools a moment later: look again while it is not connected.
-    refetchInterval: (q) =>
-      q.state.data && q.state.data.state !== 'connected' && !q.state.data.config.disabled ? 3000 : false,
+    refetchInterval: (q) => {
+      const d = q.state.data;
+      // Per-user clients have no connection of their own to wait for.
+      return d && d.state !== 'connected' && !d.config.disabled && d.config.auth_type !== 'per_user_oauth'
+        ? 3000
+        : false;
+    },
   });
   const c = client.data;
   return (
@@ -152,7 +157,9 @@ function Tools({ client }: { client: McpClient }) {
           <Text size="sm">
             {client.state === 'connected'
               ? 'The server lists no tool.'
-              : 'No tool listed yet: the tools appear once the gateway is connected.'}
+              : client.config.auth_type === 'per_user_oauth'
+                ? 'Known once a caller has authorized and listed them with their own token.'
+                : 'No tool listed yet: the tools appear once the gateway is connected.'}
           </Text>
         ) : (
           <Table aria-label={`Tools of ${client.config.name}`} striped>

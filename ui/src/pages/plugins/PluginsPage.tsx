@@ -23,6 +23,13 @@ const SOURCE: Record<Plugin['source'], string> = {
   config_file: 'config.json',
 };
 
+/** The settings in effect on one line: `name: value` pairs (values as JSON). */
+function summary(config: Record<string, unknown>): string {
+  const entries = Object.entries(config);
+  if (entries.length === 0) return 'no settings';
+  return entries.map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ');
+}
+
 export default function PluginsPage() {
   const list = useQuery({
     queryKey: pluginKeys,
@@ -62,6 +69,7 @@ export default function PluginsPage() {
               <Table.Th scope="col">Plugin</Table.Th>
               <Table.Th scope="col">On</Table.Th>
               <Table.Th scope="col">Status</Table.Th>
+              <Table.Th scope="col">Settings</Table.Th>
               <Table.Th scope="col">Settings from</Table.Th>
               <Table.Th scope="col">Version</Table.Th>
               <Table.Th scope="col">
@@ -102,6 +110,11 @@ export default function PluginsPage() {
                       {p.status.logs.join('; ')}
                     </Text>
                   )}
+                </Table.Td>
+                <Table.Td maw={320}>
+                  <Text size="xs" ff="monospace" lineClamp={3}>
+                    {summary(p.config)}
+                  </Text>
                 </Table.Td>
                 <Table.Td>{SOURCE[p.source]}</Table.Td>
                 <Table.Td>{p.version}</Table.Td>

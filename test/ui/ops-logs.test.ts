@@ -131,4 +131,39 @@ describe('logs explorer', () => {
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
     await context.close();
   }, 90_000);
+
+  it('filters by team, customer, custom time range and cost bound from the address', async () => {
+    const customer = await adminJson(gw, '/api/governance/customers', 'POST', { name: 'acme' });
+    const team = await adminJson(gw, '/api/governance/teams', 'POST', {
+      name: 'platform',
+      customer_id: customer['id'],
+    });
+    const member = await createVk(gw, { name: 'team-key', team_id: team['id'], provider_configs: [pc('openai')] });
+    const id = await ask(member.value, 'a request of the platform team');
+    expect(await logOf(gw, id)).toMatchObject({ team_id: team['id'], customer_id: customer['id'] });
+
+    const { context, page, problems } = await newPage(browser);
+    page.setDefaultTimeout(15_000);
+    await logIn(page, gw);
+    const table = page.getByRole('table', { name: 'Request logs' });
+    for (const query of [`team_ids=${team['id']}`, `customer_ids=${customer['id']}`]) {
+      await page.goto(`${gw.uiUrl}logs?${query}`);
+      await table.getByRole('link', { name: `Request ${id}` }).waitFor();
+      await expect.poll(() => table.getByRole('row').count(), WAIT).toBe(2);
+      await page.getByLabel('Requests: 1', { exact: true }).waitFor();
+    }
+    // The filter shows the customer by name.
+    await page.getByRole('form', { name: 'Log filters' }).getByText('acme').waitFor();
+    await screenshot(page, 'logs-customer');
+    for (const query of [
+      'range=custom&start_time=2020-01-01T00:00:00.000Z&end_time=2020-01-02T00:00:00.000Z',
+      `team_ids=${team['id']}&min_cost=1000`,
+    ]) {
+      await page.goto(`${gw.uiUrl}logs?${query}`);
+      await page.getByText('No request matches these filters.').waitFor();
+      await page.getByLabel('Requests: 0', { exact: true }).waitFor();
+    }
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 90_000);
 });

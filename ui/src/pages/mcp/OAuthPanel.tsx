@@ -3,7 +3,7 @@
 // panel polls the configuration's status until it is authorized or failed, then asks the gateway to connect.
 import { Alert, Anchor, Badge, Button, Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert, isOperatorOwned, useApiMutation } from '../../components/feedback.tsx';
@@ -30,7 +30,6 @@ export function OAuthPanel({ client }: { client: McpClientConfig }) {
   const configId = client.oauth_config_id ?? '';
   const qc = useQueryClient();
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
-  const popup = useRef<Window | null>(null);
   const waiting = phase.kind === 'waiting';
   const status = useQuery({
     queryKey: oauthKey(configId),
@@ -68,7 +67,6 @@ export function OAuthPanel({ client }: { client: McpClientConfig }) {
   const authorize = (url: string) => {
     // Opened straight from the click, so popup blockers let it through; the popup closes itself at the end.
     const w = window.open(url, `mcp-oauth-${client.client_id}`, 'popup=yes,width=560,height=720');
-    popup.current = w;
     setPhase({ kind: 'waiting', since: Date.now(), blocked: w === null });
   };
 

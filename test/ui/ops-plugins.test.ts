@@ -142,6 +142,20 @@ describe('plugins and cache page', () => {
     await panel.getByRole('status').filter({ hasText: '1 cache entry of key ui-cache cleared' }).waitFor();
     expect((await ask()).debug).toMatchObject({ cache_hit: false });
     expect(chats()).toBe(3);
+
+    // The entry stored again, cleared from its row in the list of cached requests.
+    expect((await ask()).debug).toMatchObject({ cache_hit: true });
+    await panel.getByRole('button', { name: 'Refresh' }).click();
+    await panel
+      .getByRole('button', { name: `Clear cache entry ${cacheId}` })
+      .first()
+      .click();
+    await panel
+      .getByRole('status')
+      .filter({ hasText: `cache entry ${cacheId} cleared` })
+      .waitFor();
+    expect((await ask()).debug).toMatchObject({ cache_hit: false });
+    expect(chats()).toBe(4);
     await screenshot(page, 'plugins-cache-cleared');
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
     await context.close();

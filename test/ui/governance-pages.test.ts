@@ -4,37 +4,21 @@
 // stored per token; a model's and a provider's limits set, changed and removed; refusals in words. Screenshots of
 // each page go to test/artifacts/ui/.
 import OpenAI from 'openai';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+import { choose, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
+import { logIn, screenshot, type UiGateway } from './harness.ts';
 
+let env: GovernanceUi;
 let gw: UiGateway;
-let browser: Browser;
-let upstream: OpenAIFake;
 
 type Json = Record<string, unknown>;
 
 beforeAll(async () => {
-  upstream = await createOpenAIFake().start();
-  [gw, browser] = await Promise.all([
-    startUiGateway({
-      config: {
-        providers: {
-          openai: {
-            network_config: { base_url: upstream.url, max_retries: 0 },
-            keys: [{ id: 'k1', name: 'main', value: 'sk-upstream-0123456789abcdef', models: ['*'] }],
-          },
-        },
-      },
-    }),
-    launchBrowser(),
-  ]);
+  env = await startGovernanceUi();
+  gw = env.gw;
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await gw?.close();
-  await upstream?.stop();
+  await env?.close();
 });
 
 async function get(path: string): Promise<Json> {
@@ -44,15 +28,9 @@ async function get(path: string): Promise<Json> {
 }
 
 async function open() {
-  const p = await newPage(browser);
-  p.page.setDefaultTimeout(15_000);
+  const p = await openPage(env.browser);
   await logIn(p.page, gw);
   return p;
-}
-
-async function choose(page: Page, label: string, option: string): Promise<void> {
-  await page.getByRole('combobox', { name: label }).click();
-  await page.getByRole('option', { name: option, exact: true }).click();
 }
 
 let customerId = '';
@@ -205,6 +183,24 @@ describe('teams and customers pages', () => {
     expect(problems.filter((p) => !p.includes('409'))).toEqual([]);
     await context.close();
   }, 90_000);
+  it('shows a team the operator wrote as read-only, naming its Kubernetes object', async () => {
+    const row = (await gw.rt.state.teams.create(
+      { name: 'crd-team', budgets: [{ max_limit: 5, reset_duration: '1M' }] },
+      { source: 'kubernetes', ownerRef: 'ml/crd-team' },
+    )) as { id: string };
+    const { context, page, problems } = await open();
+    await page.goto(`${gw.uiUrl}teams/${row.id}`);
+    const notice = page.getByRole('note').filter({ hasText: 'Managed by Kubernetes' });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('ml/crd-team');
+    expect(await page.getByLabel('Name', { exact: false }).first().isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save team' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Delete team' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Add budget to the team' }).count()).toBe(0);
+    await screenshot(page, 'team-kubernetes');
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 90_000);
 });
 
 describe('pricing overrides page', () => {
@@ -306,7 +302,7 @@ describe('model configs page', () => {
     await screenshot(page, 'model-configs');
 
     // Emptying the model's budget removes it; the rate limit stays.
-    await page.getByRole('button', { name: 'Edit model config gpt-4o-mini' }).click();
+    await page.getByRole('button', { name: 'Edit limits of gpt-4o-mini' }).click();
     const edit = page.getByRole('dialog', { name: 'Limits of gpt-4o-mini' });
     await edit.getByLabel('Budget limit (USD)').fill('');
     await edit.getByLabel('Budget resets every').fill('');

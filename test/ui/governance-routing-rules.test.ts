@@ -1,12 +1,13 @@
 // Routing rules in a real browser: the CEL expression is checked as it is typed (an invalid one says why before
 // anything is saved, a valid one says so), then a rule with weighted targets, a fallback, a team scope and a
 // priority is created, disabled from the list, refused in words when saved with a bad expression, and deleted.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+import { choose, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
+import { logIn, screenshot, type UiGateway } from './harness.ts';
 
+let env: GovernanceUi;
 let gw: UiGateway;
-let browser: Browser;
 let teamId = '';
 
 interface Rule {
@@ -22,47 +23,26 @@ interface Rule {
 }
 
 beforeAll(async () => {
-  [gw, browser] = await Promise.all([
-    startUiGateway({
-      config: {
-        providers: {
-          openai: {
-            network_config: { base_url: 'http://127.0.0.1:9/v1' },
-            keys: [{ id: 'k1', name: 'main', value: 'sk-upstream-0123456789abcdef', models: ['*'] }],
-          },
-        },
-      },
-    }),
-    launchBrowser(),
-  ]);
+  env = await startGovernanceUi();
+  gw = env.gw;
   const team = await gw.admin('/api/governance/teams', { method: 'POST', body: { name: 'research' } });
   teamId = ((await team.json()) as { id: string }).id;
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await gw?.close();
+  await env?.close();
 });
 
 async function rules(): Promise<Rule[]> {
   return ((await (await gw.admin('/api/governance/routing-rules')).json()) as { routing_rules: Rule[] }).routing_rules;
 }
 
-async function open() {
-  const p = await newPage(browser);
-  p.page.setDefaultTimeout(15_000);
-  return p;
-}
-
-async function choose(page: Page, label: string, option: string): Promise<void> {
-  await page.getByRole('combobox', { name: label }).click();
-  await page.getByRole('option', { name: option, exact: true }).click();
-}
+const open = () => openPage(env.browser);
 
 /** Types like a person (one key at a time), so the check runs on what is typed, not on a pasted value. */
 async function typeCel(page: Page, text: string): Promise<void> {
   const box = page.getByRole('textbox', { name: 'CEL expression' });
   await box.fill('');
-  await box.pressSequentially(text, { delay: 15 });
+  await box.pressSequentially(text);
 }
 
 const VALID = 'request.message_count > 20 && "x-tier" in request.headers';

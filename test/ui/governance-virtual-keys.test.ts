@@ -3,14 +3,12 @@
 // the fake upstream, and see the budget's usage on the key's page and in the list; edits and refusals in words;
 // operator-owned keys read-only. Screenshots go to test/artifacts/ui/.
 import OpenAI from 'openai';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+import { choose, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
+import { logIn, screenshot, type UiGateway } from './harness.ts';
 
+let env: GovernanceUi;
 let gw: UiGateway;
-let browser: Browser;
-let upstream: OpenAIFake;
 
 interface Budget {
   id: string;
@@ -27,20 +25,8 @@ interface Vk {
 }
 
 beforeAll(async () => {
-  upstream = await createOpenAIFake().start();
-  [gw, browser] = await Promise.all([
-    startUiGateway({
-      config: {
-        providers: {
-          openai: {
-            network_config: { base_url: upstream.url, max_retries: 0 },
-            keys: [{ id: 'k1', name: 'main', value: 'sk-upstream-0123456789abcdef', models: ['*'] }],
-          },
-        },
-      },
-    }),
-    launchBrowser(),
-  ]);
+  env = await startGovernanceUi();
+  gw = env.gw;
   // A known price, so the usage the page shows is a known amount.
   const res = await gw.admin('/api/governance/pricing-overrides', {
     method: 'POST',
@@ -55,9 +41,7 @@ beforeAll(async () => {
   expect(res.status).toBe(201);
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await gw?.close();
-  await upstream?.stop();
+  await env?.close();
 });
 
 async function vks(): Promise<Vk[]> {
@@ -65,12 +49,6 @@ async function vks(): Promise<Vk[]> {
 }
 async function vk(id: string): Promise<Vk> {
   return (await (await gw.admin(`/api/governance/virtual-keys/${id}`)).json()) as Vk;
-}
-
-/** Picks `option` in the Mantine Select labelled `label`. */
-async function choose(page: Page, label: string, option: string): Promise<void> {
-  await page.getByRole('combobox', { name: label }).click();
-  await page.getByRole('option', { name: option, exact: true }).click();
 }
 
 /** The page's text for a USD amount, as the dashboard writes it. */
@@ -81,12 +59,7 @@ function usdText(n: number): string {
 
 let keyId = '';
 
-/** A page whose waits fail (naming what was awaited) well before the test's own timeout. */
-async function open() {
-  const p = await newPage(browser);
-  p.page.setDefaultTimeout(15_000);
-  return p;
-}
+const open = () => openPage(env.browser);
 
 describe('virtual keys page', () => {
   it('creates a key with a budget, shows its value once with a copy button, and the value works with the openai SDK', async () => {
@@ -114,7 +87,7 @@ describe('virtual keys page', () => {
     expect(shown).toMatch(/^sk-vk-/);
     await dialog.getByRole('button', { name: 'Copy key' }).click();
     await dialog.getByRole('button', { name: 'Copied' }).waitFor();
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const copied = String(await page.evaluate('navigator.clipboard.readText()'));
     expect(copied).toBe(shown);
     await screenshot(page, 'virtual-key-created');
 
@@ -141,7 +114,7 @@ describe('virtual keys page', () => {
       max_tokens: 50,
     });
     expect(reply.choices[0]?.message.content).toContain('hello from the dashboard test');
-    expect(upstream.requests).toHaveLength(1);
+    expect(env.upstream.requests).toHaveLength(1);
 
     // The charge, as the API reports it once settled...
     let usage = 0;

@@ -17,10 +17,10 @@ import {
 } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
-import { ErrorAlert, Loading, notifySuccess, useApiMutation } from '../../components/feedback.tsx';
+import { ErrorAlert, Loading, useApiMutation } from '../../components/feedback.tsx';
 import { type Provider, providerKeys } from '../providers/types.ts';
 import {
   BudgetBar,
@@ -59,8 +59,69 @@ interface ProviderGovernance {
   rate_limit?: LimitRate;
 }
 
-const configKeys = ['governance', 'model-configs'] as const;
-const providerGovKeys = ['governance', 'providers'] as const;
+/** What differs between the two sections: the rows, their names, and the API paths. */
+interface SectionSpec<T extends Limited> {
+  kind: 'model' | 'provider';
+  title: string;
+  /** The button that opens a new row's dialog, and that dialog's title. */
+  add: string;
+  empty: string;
+  queryKey: readonly unknown[];
+  load: () => Promise<T[]>;
+  /** The row's name in labels (`gpt-4o`, `openai`) and its key. */
+  name: (row: T) => string;
+  /** Columns before the limits. */
+  columns: { header: string; cell: (row: T) => ReactNode }[];
+  remove: { label: 'Delete' | 'Remove'; aria: string; path: (row: T) => string; done: string };
+}
+
+/** A row of either section. */
+type Limited = ModelConfig | ProviderGovernance;
+
+const MODEL_SECTION: SectionSpec<ModelConfig> = {
+  kind: 'model',
+  title: 'Model configs',
+  add: 'New model config',
+  empty: 'No model config: models are limited only by keys, teams and customers.',
+  queryKey: ['governance', 'model-configs'],
+  load: async () => (await api.get<{ model_configs: ModelConfig[] }>('/governance/model-configs')).model_configs,
+  name: (c) => c.model_name,
+  columns: [
+    { header: 'Model', cell: (c) => c.model_name },
+    {
+      header: 'Provider',
+      cell: (c) =>
+        c.provider ?? (
+          <Text c="dimmed" size="sm">
+            every provider
+          </Text>
+        ),
+    },
+  ],
+  remove: {
+    label: 'Delete',
+    aria: 'Delete model config',
+    path: (c) => `/governance/model-configs/${seg(c.id)}`,
+    done: 'Model config deleted',
+  },
+};
+
+const PROVIDER_SECTION: SectionSpec<ProviderGovernance> = {
+  kind: 'provider',
+  title: 'Provider limits',
+  add: 'Limit a provider',
+  empty: 'No provider is limited as a whole.',
+  queryKey: ['governance', 'providers'],
+  load: async () => (await api.get<{ providers: ProviderGovernance[] }>('/governance/providers')).providers,
+  name: (p) => p.provider,
+  columns: [{ header: 'Provider', cell: (p) => p.provider }],
+  remove: {
+    label: 'Remove',
+    aria: 'Remove limits of',
+    path: (p) => `/governance/providers/${seg(p.provider)}`,
+    done: 'Provider limits removed',
+  },
+};
 
 export default function ModelConfigsPage() {
   return (
@@ -70,196 +131,102 @@ export default function ModelConfigsPage() {
         Budgets and rate limits for all traffic to a model or a provider, whichever key (or none) sends it, on top of
         each virtual key’s own.
       </Text>
-      <ModelConfigs />
-      <ProviderLimits />
+      <LimitsSection spec={MODEL_SECTION} />
+      <LimitsSection spec={PROVIDER_SECTION} />
     </Stack>
   );
 }
 
-function Limits({ row, owner }: { row: { budget?: LimitBudget; rate_limit?: LimitRate }; owner: string }) {
-  return (
-    <>
-      <Table.Td>
-        {row.budget ? (
-          <BudgetBar budget={row.budget} owner={owner} />
-        ) : (
-          <Text size="sm" c="dimmed">
-            No budget
-          </Text>
-        )}
-      </Table.Td>
-      <Table.Td>
-        <RateLimitBars entry={row.rate_limit} owner={owner} />
-      </Table.Td>
-    </>
-  );
-}
-
-function ModelConfigs() {
-  const list = useQuery({
-    queryKey: configKeys,
-    queryFn: () => api.get<{ model_configs: ModelConfig[] }>('/governance/model-configs'),
-  });
-  const [editing, setEditing] = useState<ModelConfig | 'new' | undefined>(undefined);
-  const del = useApiMutation((c: ModelConfig) => api.del(`/governance/model-configs/${seg(c.id)}`), {
+function LimitsSection<T extends Limited>({ spec }: { spec: SectionSpec<T> }) {
+  const list = useQuery({ queryKey: spec.queryKey, queryFn: spec.load });
+  const [editing, setEditing] = useState<T | 'new' | undefined>(undefined);
+  const del = useApiMutation((row: T) => api.del(spec.remove.path(row)), {
     invalidate: [GOVERNANCE],
+    success: spec.remove.done,
   });
   return (
     <Paper withBorder p="md">
       <Group justify="space-between" mb="sm">
         <Title order={3} size="h4">
-          Model configs
+          {spec.title}
         </Title>
         <Button size="xs" onClick={() => setEditing('new')}>
-          New model config
+          {spec.add}
         </Button>
       </Group>
-      <ErrorAlert error={list.error ?? del.error} title="Could not load or change the model configs" />
+      <ErrorAlert error={list.error ?? del.error} title={`Could not load or change the ${spec.title.toLowerCase()}`} />
       {list.isPending ? (
-        <Loading what="model configs" />
-      ) : list.data?.model_configs.length === 0 ? (
-        <Text size="sm">No model config: models are limited only by keys, teams and customers.</Text>
+        <Loading what={spec.title.toLowerCase()} />
+      ) : list.data?.length === 0 ? (
+        <Text size="sm">{spec.empty}</Text>
       ) : (
-        <Table aria-label="Model configs" verticalSpacing="sm" striped>
+        <Table aria-label={spec.title} verticalSpacing="sm" striped>
           <Table.Thead>
             <Table.Tr>
-              <Table.Th scope="col">Model</Table.Th>
-              <Table.Th scope="col">Provider</Table.Th>
+              {spec.columns.map((c) => (
+                <Table.Th key={c.header} scope="col">
+                  {c.header}
+                </Table.Th>
+              ))}
               <Table.Th scope="col">Budget</Table.Th>
               <Table.Th scope="col">Rate limit</Table.Th>
               <Table.Th scope="col">Actions</Table.Th>
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
-            {list.data?.model_configs.map((c) => (
-              <Table.Tr key={c.id}>
-                <Table.Td>{c.model_name}</Table.Td>
-                <Table.Td>
-                  {c.provider ?? (
-                    <Text c="dimmed" size="sm">
-                      every provider
-                    </Text>
-                  )}
-                </Table.Td>
-                <Limits row={c} owner={c.model_name} />
-                <Table.Td>
-                  <Group gap="xs" wrap="nowrap">
-                    <Button
-                      size="xs"
-                      variant="light"
-                      onClick={() => setEditing(c)}
-                      aria-label={`Edit model config ${c.model_name}`}
-                    >
-                      Edit
-                    </Button>
-                    <ConfirmButton
-                      size="xs"
-                      label="Delete"
-                      ariaLabel={`Delete model config ${c.model_name}`}
-                      confirm={`Delete the limits of ${c.model_name}?`}
-                      onConfirm={() =>
-                        del.mutate(c, { onSuccess: () => notifySuccess(`Model config ${c.model_name} deleted`) })
-                      }
-                    />
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
+            {list.data?.map((row) => {
+              const name = spec.name(row);
+              return (
+                <Table.Tr key={name + (row.budget?.id ?? '')}>
+                  {spec.columns.map((c) => (
+                    <Table.Td key={c.header}>{c.cell(row)}</Table.Td>
+                  ))}
+                  <Table.Td>
+                    {row.budget ? (
+                      <BudgetBar budget={row.budget} owner={name} />
+                    ) : (
+                      <Text size="sm" c="dimmed">
+                        No budget
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>
+                    <RateLimitBars entry={row.rate_limit} owner={name} />
+                  </Table.Td>
+                  <Table.Td>
+                    <Group gap="xs" wrap="nowrap">
+                      <Button
+                        size="xs"
+                        variant="light"
+                        onClick={() => setEditing(row)}
+                        aria-label={`Edit limits of ${name}`}
+                      >
+                        Edit
+                      </Button>
+                      <ConfirmButton
+                        size="xs"
+                        label={spec.remove.label}
+                        ariaLabel={`${spec.remove.aria} ${name}`}
+                        confirm={`Remove the budget and rate limit of ${name}?`}
+                        onConfirm={() => del.mutate(row)}
+                      />
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              );
+            })}
           </Table.Tbody>
         </Table>
       )}
       <Modal
         opened={editing !== undefined}
         onClose={() => setEditing(undefined)}
-        title={editing === 'new' || editing === undefined ? 'New model config' : `Limits of ${editing.model_name}`}
+        title={editing === 'new' || editing === undefined ? spec.add : `Limits of ${spec.name(editing)}`}
         size="lg"
       >
         {editing !== undefined && (
           <LimitsForm
-            kind="model"
-            existing={editing === 'new' ? undefined : editing}
-            onDone={() => setEditing(undefined)}
-          />
-        )}
-      </Modal>
-    </Paper>
-  );
-}
-
-function ProviderLimits() {
-  const list = useQuery({
-    queryKey: providerGovKeys,
-    queryFn: () => api.get<{ providers: ProviderGovernance[] }>('/governance/providers'),
-  });
-  const [editing, setEditing] = useState<ProviderGovernance | 'new' | undefined>(undefined);
-  const del = useApiMutation((p: ProviderGovernance) => api.del(`/governance/providers/${seg(p.provider)}`), {
-    invalidate: [GOVERNANCE],
-  });
-  return (
-    <Paper withBorder p="md">
-      <Group justify="space-between" mb="sm">
-        <Title order={3} size="h4">
-          Provider limits
-        </Title>
-        <Button size="xs" onClick={() => setEditing('new')}>
-          Limit a provider
-        </Button>
-      </Group>
-      <ErrorAlert error={list.error ?? del.error} title="Could not load or change the provider limits" />
-      {list.isPending ? (
-        <Loading what="provider limits" />
-      ) : list.data?.providers.length === 0 ? (
-        <Text size="sm">No provider is limited as a whole.</Text>
-      ) : (
-        <Table aria-label="Provider limits" verticalSpacing="sm" striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col">Provider</Table.Th>
-              <Table.Th scope="col">Budget</Table.Th>
-              <Table.Th scope="col">Rate limit</Table.Th>
-              <Table.Th scope="col">Actions</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {list.data?.providers.map((p) => (
-              <Table.Tr key={p.provider}>
-                <Table.Td>{p.provider}</Table.Td>
-                <Limits row={p} owner={p.provider} />
-                <Table.Td>
-                  <Group gap="xs" wrap="nowrap">
-                    <Button
-                      size="xs"
-                      variant="light"
-                      onClick={() => setEditing(p)}
-                      aria-label={`Edit limits of ${p.provider}`}
-                    >
-                      Edit
-                    </Button>
-                    <ConfirmButton
-                      size="xs"
-                      label="Remove"
-                      ariaLabel={`Remove limits of ${p.provider}`}
-                      confirm={`Remove the budget and rate limit of ${p.provider}?`}
-                      onConfirm={() =>
-                        del.mutate(p, { onSuccess: () => notifySuccess(`Limits of ${p.provider} removed`) })
-                      }
-                    />
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
-      <Modal
-        opened={editing !== undefined}
-        onClose={() => setEditing(undefined)}
-        title={editing === 'new' || editing === undefined ? 'Limit a provider' : `Limits of ${editing.provider}`}
-        size="lg"
-      >
-        {editing !== undefined && (
-          <LimitsForm
-            kind="provider"
+            kind={spec.kind}
             existing={editing === 'new' ? undefined : editing}
             onDone={() => setEditing(undefined)}
           />

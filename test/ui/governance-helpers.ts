@@ -1,0 +1,55 @@
+// Shared set-up of the governance pages' browser tests (governance-*.test.ts): a gateway serving the dashboard with
+// openai pointed at a fake upstream (or at nothing), pages whose waits fail early with what they awaited, and picking
+// an option of a Mantine select by its label.
+import type { Browser, Page } from 'playwright-core';
+import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
+import { launchBrowser, newPage, startUiGateway, type UiGateway } from './harness.ts';
+
+export interface GovernanceUi {
+  gw: UiGateway;
+  browser: Browser;
+  /** The fake OpenAI upstream openai's key calls. */
+  upstream: OpenAIFake;
+  close(): Promise<void>;
+}
+
+/** A gateway with one openai key (`k1`, every model) on a fake upstream, and a headless browser. */
+export async function startGovernanceUi(): Promise<GovernanceUi> {
+  const upstream = await createOpenAIFake().start();
+  const [gw, browser] = await Promise.all([
+    startUiGateway({
+      config: {
+        providers: {
+          openai: {
+            network_config: { base_url: upstream.url, max_retries: 0 },
+            keys: [{ id: 'k1', name: 'main', value: 'sk-upstream-0123456789abcdef', models: ['*'] }],
+          },
+        },
+      },
+    }),
+    launchBrowser(),
+  ]);
+  return {
+    gw,
+    browser,
+    upstream,
+    async close() {
+      await browser.close();
+      await gw.close();
+      await upstream.stop();
+    },
+  };
+}
+
+/** A page whose waits fail (naming what was awaited) well before the test's own timeout. */
+export async function openPage(browser: Browser): ReturnType<typeof newPage> {
+  const p = await newPage(browser);
+  p.page.setDefaultTimeout(15_000);
+  return p;
+}
+
+/** Picks `option` in the Mantine select labelled `label`. */
+export async function choose(page: Page, label: string, option: string): Promise<void> {
+  await page.getByRole('combobox', { name: label }).click();
+  await page.getByRole('option', { name: option, exact: true }).click();
+}

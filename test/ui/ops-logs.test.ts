@@ -5,17 +5,20 @@ import OpenAI from 'openai';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, createVk, logOf, pc } from '../e2e/governance-helpers.ts';
+import { type GovernanceUi, startGovernanceUi } from './governance-helpers.ts';
 import { logIn, newPage, screenshot, type UiGateway } from './harness.ts';
-import { type OpsEnv, startOpsEnv, WAIT } from './ops-helpers.ts';
 
-let env: OpsEnv;
+/** Polls see the page within a loaded machine's time, not expect.poll's default second. */
+const WAIT = { timeout: 15_000 };
+
+let env: GovernanceUi;
 let gw: UiGateway;
 let browser: Browser;
 let vk: { id: string; value: string };
 let other: { id: string; value: string };
 
 beforeAll(async () => {
-  env = await startOpsEnv();
+  env = await startGovernanceUi();
   ({ gw, browser } = env);
   await adminJson(gw, '/api/governance/pricing-overrides', 'POST', {
     scope: 'global',
@@ -87,7 +90,7 @@ describe('logs explorer', () => {
     await page.getByRole('heading', { name: `Request ${id}` }).waitFor();
     const summary = page.getByRole('region', { name: 'Summary' });
     await summary.getByText(String(row['total_tokens']), { exact: true }).waitFor();
-    await summary.getByText('key-one').waitFor();
+    await summary.getByText('main', { exact: true }).waitFor();
     await summary.getByText('explorer-key').waitFor();
     expect(Number(row['cost'])).toBeGreaterThan(0);
     const trail = page.getByRole('table', { name: 'Attempt trail' });

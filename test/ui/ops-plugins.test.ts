@@ -7,10 +7,13 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, createVk, logOf, pc } from '../e2e/governance-helpers.ts';
 import type { OpenAIFake } from '../fakes/openai.ts';
+import { type GovernanceUi, startGovernanceUi } from './governance-helpers.ts';
 import { logIn, newPage, screenshot, type UiGateway } from './harness.ts';
-import { type OpsEnv, startOpsEnv, WAIT } from './ops-helpers.ts';
 
-let env: OpsEnv;
+/** Polls see the page within a loaded machine's time, not expect.poll's default second. */
+const WAIT = { timeout: 15_000 };
+
+let env: GovernanceUi;
 let gw: UiGateway;
 let browser: Browser;
 let upstream: OpenAIFake;
@@ -19,7 +22,7 @@ let client: OpenAI;
 const QUESTION = 'what does the cache remember';
 
 beforeAll(async () => {
-  env = await startOpsEnv();
+  env = await startGovernanceUi();
   ({ gw, browser, upstream } = env);
   const vk = await createVk(gw, { name: 'cache-user', provider_configs: [pc('openai')] });
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: vk.value, maxRetries: 0 });

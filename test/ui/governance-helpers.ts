@@ -53,3 +53,9 @@ export async function choose(page: Page, label: string, option: string): Promise
   await page.getByRole('combobox', { name: label }).click();
   await page.getByRole('option', { name: option, exact: true }).click();
 }
+
+/** Clicks the destructive button named `button`, then `answer` in the confirmation dialog. */
+export async function confirmAction(page: Page, button: string, answer: 'Delete' | 'Remove' = 'Delete'): Promise<void> {
+  await page.getByRole('button', { name: button }).click();
+  await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: answer }).click();
+}

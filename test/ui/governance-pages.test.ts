@@ -5,7 +5,7 @@
 // each page go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
+import { choose, confirmAction, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
 import { logIn, screenshot, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
@@ -164,11 +164,7 @@ describe('teams and customers pages', () => {
     expect(Number((t['budgets'] as Json[])[0]?.['current_usage'])).toBeGreaterThan(0);
 
     // A team its key still names cannot go: the API's reason, in words.
-    const confirmDelete = async () => {
-      await page.getByRole('button', { name: 'Delete team' }).click();
-      await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
-    };
-    await confirmDelete();
+    await confirmAction(page, 'Delete team');
     const alert = page.getByRole('alert').filter({ hasText: 'still referenced by 1 virtual key' });
     await alert.waitFor();
     expect(await alert.textContent()).not.toContain('{');
@@ -177,7 +173,7 @@ describe('teams and customers pages', () => {
     // Once its key is gone, it goes.
     const keys = (await get('/api/governance/virtual-keys'))['virtual_keys'] as Json[];
     for (const k of keys) await gw.admin(`/api/governance/virtual-keys/${String(k['id'])}`, { method: 'DELETE' });
-    await confirmDelete();
+    await confirmAction(page, 'Delete team');
     await page.getByRole('heading', { name: 'Teams', exact: true }).waitFor();
     expect((await gw.admin(`/api/governance/teams/${teamId}`)).status).toBe(404);
     expect(problems.filter((p) => !p.includes('409'))).toEqual([]);
@@ -257,8 +253,7 @@ describe('pricing overrides page', () => {
     expect(changed).toMatchObject({ scope: 'provider', scope_id: 'openai', output_cost_per_token: 0.00001 });
     expect(changed?.['output_cost_per_image']).toBe(0.04);
 
-    await page.getByRole('button', { name: 'Delete pricing of openai/gpt-4.1' }).click();
-    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
+    await confirmAction(page, 'Delete pricing of openai/gpt-4.1');
     await page.getByText('No pricing override').waitFor();
     expect((await get('/api/governance/pricing-overrides'))['total']).toBe(0);
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
@@ -312,11 +307,9 @@ describe('model configs page', () => {
     expect(after?.['budget']).toBeUndefined();
     expect(after?.['rate_limit']).toMatchObject({ request_max_limit: 1000 });
 
-    await page.getByRole('button', { name: 'Remove limits of openai' }).click();
-    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Remove' }).click();
+    await confirmAction(page, 'Remove limits of openai', 'Remove');
     await page.getByText('No provider is limited').waitFor();
-    await page.getByRole('button', { name: 'Delete model config gpt-4o-mini' }).click();
-    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
+    await confirmAction(page, 'Delete model config gpt-4o-mini');
     await page.getByText('No model config').waitFor();
     expect((await get('/api/governance/model-configs'))['count']).toBe(0);
     expect((await get('/api/governance/providers'))['count']).toBe(0);

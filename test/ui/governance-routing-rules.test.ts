@@ -3,7 +3,7 @@
 // priority is created, disabled from the list, refused in words when saved with a bad expression, and deleted.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
+import { choose, confirmAction, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
 import { logIn, screenshot, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
@@ -130,8 +130,7 @@ describe('routing rules page', () => {
     expect((await rules())[0]?.cel_expression).toBe(VALID);
     await screenshot(page, 'routing-rule-error');
 
-    await page.getByRole('button', { name: 'Delete routing rule' }).click();
-    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
+    await confirmAction(page, 'Delete routing rule');
     await page.getByText('No routing rule yet').waitFor();
     expect(await rules()).toEqual([]);
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);

@@ -4,7 +4,7 @@
 // operator-owned keys read-only. Screenshots go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
+import { choose, confirmAction, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
 import { logIn, screenshot, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
@@ -205,8 +205,7 @@ describe('virtual keys page', () => {
     const { context, page, problems } = await open();
     await logIn(page, gw);
     await page.goto(`${gw.uiUrl}virtual-keys/${keyId}`);
-    await page.getByRole('button', { name: 'Delete virtual key' }).click();
-    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete' }).click();
+    await confirmAction(page, 'Delete virtual key');
     await page.getByRole('heading', { name: 'Virtual keys' }).waitFor();
     expect((await gw.admin(`/api/governance/virtual-keys/${keyId}`)).status).toBe(404);
     expect(problems).toEqual([]);

@@ -24,6 +24,7 @@ import { ErrorAlert, Loading, useApiMutation } from '../../components/feedback.t
 import { type Provider, providerKeys } from '../providers/types.ts';
 import {
   BudgetBar,
+  FormActions,
   type FormLike,
   GOVERNANCE,
   num,
@@ -363,14 +364,7 @@ function LimitsForm(props: {
           Rate limit
         </Text>
         <RateLimitFields form={f} path="rate_limit" owner={kind === 'model' ? 'model' : 'provider'} />
-        <Group justify="flex-end">
-          <Button variant="default" onClick={props.onDone}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={save.isPending}>
-            Save limits
-          </Button>
-        </Group>
+        <FormActions submit="Save limits" saving={save.isPending} onCancel={props.onDone} />
       </Stack>
     </form>
   );

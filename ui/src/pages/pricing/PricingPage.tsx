@@ -10,7 +10,7 @@ import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert, Loading, notifySuccess, useApiMutation } from '../../components/feedback.tsx';
 import { keysOf, type Provider, type ProviderKey, providerKeys } from '../providers/types.ts';
-import { type FormLike, GOVERNANCE, showFieldError } from '../virtual-keys/limits.tsx';
+import { FormActions, type FormLike, GOVERNANCE, showFieldError } from '../virtual-keys/limits.tsx';
 import { type VirtualKey, vkKeys } from '../virtual-keys/types.ts';
 
 type Scope = 'global' | 'provider' | 'provider_key' | 'virtual_key';
@@ -319,14 +319,7 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
             <TextInput key={field} label={words} inputMode="decimal" leftSection="$" {...form.getInputProps(field)} />
           ))}
         </SimpleGrid>
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onDone}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={save.isPending}>
-            Save pricing override
-          </Button>
-        </Group>
+        <FormActions submit="Save pricing override" saving={save.isPending} onCancel={onDone} />
       </Stack>
     </form>
   );

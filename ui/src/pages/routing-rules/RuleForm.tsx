@@ -24,7 +24,7 @@ import { api } from '../../api/client.ts';
 import { ErrorAlert } from '../../components/feedback.tsx';
 import type { Provider } from '../providers/types.ts';
 import { providerKeys } from '../providers/types.ts';
-import { type FormLike, num, rowKey, useCustomers, useTeams } from '../virtual-keys/limits.tsx';
+import { FormActions, type FormLike, num, rowKey, useCustomers, useTeams } from '../virtual-keys/limits.tsx';
 import { type VirtualKey, vkKeys } from '../virtual-keys/types.ts';
 import type { RoutingRule, RuleScope } from './types.ts';
 
@@ -278,16 +278,7 @@ export function RuleForm(props: {
           )}
         </Group>
         <Switch label="Enabled" {...form.getInputProps('enabled', { type: 'checkbox' })} />
-        <Group justify="flex-end">
-          {props.onCancel && (
-            <Button variant="default" onClick={props.onCancel}>
-              Cancel
-            </Button>
-          )}
-          <Button type="submit" loading={props.saving}>
-            {props.submitLabel}
-          </Button>
-        </Group>
+        <FormActions submit={props.submitLabel} saving={props.saving} onCancel={props.onCancel} />
       </Stack>
     </form>
   );

@@ -35,6 +35,7 @@ import {
   BudgetsFields,
   budgetBodies,
   budgetDrafts,
+  FormActions,
   type FormLike,
   GOVERNANCE,
   type RateDraft,
@@ -271,16 +272,11 @@ function OwnerForm(props: {
         </Text>
         <RateLimitFields form={f} path="rate_limit" owner={kind} disabled={readOnly} />
         {!readOnly && (
-          <Group justify="flex-end">
-            {props.onCancel && (
-              <Button variant="default" onClick={props.onCancel}>
-                Cancel
-              </Button>
-            )}
-            <Button type="submit" loading={save.isPending}>
-              {existing ? `Save ${kind}` : `Create ${kind}`}
-            </Button>
-          </Group>
+          <FormActions
+            submit={existing ? `Save ${kind}` : `Create ${kind}`}
+            saving={save.isPending}
+            onCancel={props.onCancel}
+          />
         )}
       </Stack>
     </form>

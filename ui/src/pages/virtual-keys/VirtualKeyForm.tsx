@@ -27,6 +27,7 @@ import {
   BudgetsFields,
   budgetBodies,
   budgetDrafts,
+  FormActions,
   type FormLike,
   num,
   type RateDraft,
@@ -333,18 +334,7 @@ export function VirtualKeyForm(props: {
           </Stack>
         </Fieldset>
 
-        {!readOnly && (
-          <Group justify="flex-end">
-            {props.onCancel && (
-              <Button variant="default" onClick={props.onCancel}>
-                Cancel
-              </Button>
-            )}
-            <Button type="submit" loading={props.saving}>
-              {props.submitLabel}
-            </Button>
-          </Group>
-        )}
+        {!readOnly && <FormActions submit={props.submitLabel} saving={props.saving} onCancel={props.onCancel} />}
       </Stack>
     </form>
   );

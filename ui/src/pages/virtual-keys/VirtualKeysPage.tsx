@@ -102,6 +102,7 @@ function VirtualKeyList() {
               <Table.Th scope="col">Name</Table.Th>
               <Table.Th scope="col">Team or customer</Table.Th>
               <Table.Th scope="col">Active</Table.Th>
+              <Table.Th scope="col">Providers</Table.Th>
               <Table.Th scope="col">Budgets</Table.Th>
               <Table.Th scope="col">Rate limit</Table.Th>
               <Table.Th scope="col">Source</Table.Th>
@@ -133,6 +134,13 @@ function VirtualKeyList() {
                   </Table.Td>
                   <Table.Td>
                     <ActiveBadge vk={vk} />
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">
+                      {vk.provider_configs.length > 0
+                        ? vk.provider_configs.map((pc) => pc.provider).join(', ')
+                        : 'none'}
+                    </Text>
                   </Table.Td>
                   <Table.Td>
                     <BudgetBars budgets={budgetsWithUsage(budgets.data?.budgets, vk.budgets)} owner={vk.name} />

@@ -32,6 +32,22 @@ import {
   teamKeys,
 } from './types.ts';
 
+/** A form's footer: Cancel (when there is somewhere to go back to) and the submit button. */
+export function FormActions(props: { submit: string; saving: boolean; onCancel?: (() => void) | undefined }) {
+  return (
+    <Group justify="flex-end">
+      {props.onCancel && (
+        <Button variant="default" onClick={props.onCancel}>
+          Cancel
+        </Button>
+      )}
+      <Button type="submit" loading={props.saving}>
+        {props.submit}
+      </Button>
+    </Group>
+  );
+}
+
 /** What the editors need of a @mantine/form form (any values shape). */
 export interface FormLike {
   getInputProps(path: string, options?: { type?: 'checkbox' }): GetInputPropsReturnType;

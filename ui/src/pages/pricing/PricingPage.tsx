@@ -10,8 +10,7 @@ import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert, Loading, notifySuccess, useApiMutation } from '../../components/feedback.tsx';
 import { keysOf, type Provider, type ProviderKey, providerKeys } from '../providers/types.ts';
-import { FormActions, type FormLike, GOVERNANCE, showFieldError } from '../virtual-keys/limits.tsx';
-import { type VirtualKey, vkKeys } from '../virtual-keys/types.ts';
+import { FormActions, type FormLike, GOVERNANCE, showFieldError, useVirtualKeys } from '../virtual-keys/limits.tsx';
 
 type Scope = 'global' | 'provider' | 'provider_key' | 'virtual_key';
 
@@ -229,11 +228,7 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
     queryFn: () => api.get<{ keys: ProviderKey[] }>(`/providers/${seg(keyProvider)}/keys`),
     enabled: keyProvider !== '',
   });
-  const vks = useQuery({
-    queryKey: vkKeys,
-    queryFn: () => api.get<{ virtual_keys: VirtualKey[] }>('/governance/virtual-keys'),
-    enabled: v.scope === 'virtual_key',
-  });
+  const vks = useVirtualKeys(v.scope === 'virtual_key');
   const providerNames = (providers.data?.providers ?? []).map((p) => p.name);
   const scopeOptions =
     v.scope === 'provider'

@@ -6,7 +6,14 @@ import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert, Loading, useApiMutation } from '../../components/feedback.tsx';
-import { GOVERNANCE, showFieldError, useCustomers, useDeleteRow, useTeams } from '../virtual-keys/limits.tsx';
+import {
+  GOVERNANCE,
+  showFieldError,
+  useCustomers,
+  useDeleteRow,
+  useTeams,
+  useVirtualKeys,
+} from '../virtual-keys/limits.tsx';
 import { RuleForm } from './RuleForm.tsx';
 import { type RoutingRule, ruleKeys } from './types.ts';
 
@@ -27,6 +34,7 @@ function targetText(t: RoutingRule['targets'][number]): string {
 function ScopeText({ rule }: { rule: RoutingRule }) {
   const teams = useTeams();
   const customers = useCustomers();
+  const keys = useVirtualKeys(rule.scope === 'virtual_key');
   if (rule.scope === 'global') return <Text size="sm">every request</Text>;
   const id = rule.scope_id ?? '';
   if (rule.scope === 'team') {
@@ -47,7 +55,7 @@ function ScopeText({ rule }: { rule: RoutingRule }) {
   }
   return (
     <Anchor component={Link} to={`/virtual-keys/${seg(id)}`} size="sm">
-      virtual key
+      virtual key {keys.data?.virtual_keys.find((k) => k.id === id)?.name ?? id}
     </Anchor>
   );
 }

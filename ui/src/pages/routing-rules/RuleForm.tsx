@@ -24,8 +24,15 @@ import { api } from '../../api/client.ts';
 import { ErrorAlert } from '../../components/feedback.tsx';
 import type { Provider } from '../providers/types.ts';
 import { providerKeys } from '../providers/types.ts';
-import { FormActions, type FormLike, num, rowKey, useCustomers, useTeams } from '../virtual-keys/limits.tsx';
-import { type VirtualKey, vkKeys } from '../virtual-keys/types.ts';
+import {
+  FormActions,
+  type FormLike,
+  num,
+  rowKey,
+  useCustomers,
+  useTeams,
+  useVirtualKeys,
+} from '../virtual-keys/limits.tsx';
 import type { RoutingRule, RuleScope } from './types.ts';
 
 interface TargetDraft {
@@ -137,11 +144,7 @@ export function RuleForm(props: {
   });
   const teams = useTeams();
   const customers = useCustomers();
-  const keys = useQuery({
-    queryKey: vkKeys,
-    queryFn: () => api.get<{ virtual_keys: VirtualKey[] }>('/governance/virtual-keys'),
-    enabled: v.scope === 'virtual_key',
-  });
+  const keys = useVirtualKeys(v.scope === 'virtual_key');
   const scopeRows =
     v.scope === 'team'
       ? (teams.data?.teams ?? [])

@@ -49,8 +49,9 @@ import {
   useDeleteRow,
   useRateLimits,
   useTeams,
+  useVirtualKeys,
 } from '../virtual-keys/limits.tsx';
-import { type Customer, customerKeys, type Team, teamKeys, type VirtualKey, vkKeys } from '../virtual-keys/types.ts';
+import { type Customer, customerKeys, type Team, teamKeys } from '../virtual-keys/types.ts';
 
 export type OwnerKind = 'team' | 'customer';
 type Owner = Team | Customer;
@@ -288,10 +289,7 @@ function OwnerDetail({ kind }: { kind: OwnerKind }) {
   const id = useParams()['id'] ?? '';
   const owner = useQuery({ queryKey: [...w.keys, id], queryFn: () => api.get<Owner>(`${w.api}/${seg(id)}`) });
   const limits = useRateLimits();
-  const keys = useQuery({
-    queryKey: vkKeys,
-    queryFn: () => api.get<{ virtual_keys: VirtualKey[] }>('/governance/virtual-keys'),
-  });
+  const keys = useVirtualKeys();
   const teams = useTeams();
   const del = useDeleteRow({
     path: `${w.api}/${seg(id)}`,

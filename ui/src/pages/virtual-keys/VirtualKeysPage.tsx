@@ -40,6 +40,7 @@ import {
   useDeleteRow,
   useRateLimits,
   useTeams,
+  useVirtualKeys,
 } from './limits.tsx';
 import { type VirtualKey, type VirtualKeyCreated, vkKeys } from './types.ts';
 import { VirtualKeyForm } from './VirtualKeyForm.tsx';
@@ -71,10 +72,7 @@ function useOwnerNames() {
 }
 
 function VirtualKeyList() {
-  const list = useQuery({
-    queryKey: vkKeys,
-    queryFn: () => api.get<{ virtual_keys: VirtualKey[] }>('/governance/virtual-keys'),
-  });
+  const list = useVirtualKeys();
   const budgets = useBudgets();
   const limits = useRateLimits();
   const ownerOf = useOwnerNames();

@@ -30,6 +30,8 @@ import {
   rateLimitKeys,
   type Team,
   teamKeys,
+  type VirtualKey,
+  vkKeys,
 } from './types.ts';
 
 /** A form's footer: Cancel (when there is somewhere to go back to) and the submit button. */
@@ -383,6 +385,15 @@ export function useCustomers() {
   return useQuery({
     queryKey: customerKeys,
     queryFn: () => api.get<{ customers: Customer[] }>('/governance/customers'),
+  });
+}
+
+/** Every virtual key (limits only; no values), when `enabled`. */
+export function useVirtualKeys(enabled = true) {
+  return useQuery({
+    queryKey: vkKeys,
+    queryFn: () => api.get<{ virtual_keys: VirtualKey[] }>('/governance/virtual-keys'),
+    enabled,
   });
 }
 

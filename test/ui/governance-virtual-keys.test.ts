@@ -20,9 +20,12 @@ interface Vk {
   id: string;
   name: string;
   is_active: boolean;
+  team_id: string | null;
   budgets: Budget[];
   provider_configs: { provider: string; allowed_models: string[]; key_ids: string[]; budgets: Budget[] }[];
 }
+
+let teamId = '';
 
 beforeAll(async () => {
   env = await startGovernanceUi();
@@ -39,6 +42,8 @@ beforeAll(async () => {
     },
   });
   expect(res.status).toBe(201);
+  const team = await gw.admin('/api/governance/teams', { method: 'POST', body: { name: 'ml-team' } });
+  teamId = ((await team.json()) as { id: string }).id;
 }, 120_000);
 afterAll(async () => {
   await env?.close();
@@ -170,14 +175,46 @@ describe('virtual keys page', () => {
     await page.getByLabel('Active (an inactive key is refused)').click();
     await page.getByRole('combobox', { name: 'Allowed extra headers' }).fill('x-trace-id');
     await page.getByRole('combobox', { name: 'Allowed extra headers' }).press('Enter');
+    // The key joins a team; its openai config gets its own budget, rate limit and model allow-list.
+    await page.getByText('A team', { exact: true }).click();
+    await choose(page, 'Team', 'ml-team');
+    const models = page.getByRole('combobox', { name: 'Allowed models (openai)' });
+    await models.press('Backspace');
+    await models.fill('gpt-4o-mini');
+    await models.press('Enter');
+    await page.getByRole('button', { name: 'Add budget to openai' }).click();
+    await page.getByLabel('Budget 1 of openai: limit (USD)').fill('2');
+    await page.getByLabel('Budget 1 of openai: resets every').fill('1w');
+    await page.getByLabel('Requests allowed (openai)').fill('60');
+    await page.getByLabel('Requests window (openai)').fill('1m');
     await page.getByRole('button', { name: 'Save virtual key' }).click();
     await page.getByText('Virtual key ui-app saved').waitFor();
     const after = await vk(keyId);
-    expect(after).toMatchObject({ is_active: false, allowed_extra_headers: ['x-trace-id'] });
+    expect(after).toMatchObject({
+      is_active: false,
+      allowed_extra_headers: ['x-trace-id'],
+      team_id: teamId,
+      customer_id: null,
+      provider_configs: [
+        {
+          provider: 'openai',
+          allowed_models: ['gpt-4o-mini'],
+          key_ids: ['*'],
+          budgets: [{ max_limit: 2, reset_duration: '1w' }],
+          rate_limit: { request_max_limit: 60, request_reset_duration: '1m' },
+        },
+      ],
+    });
     // Sent back with its id: the same budget, its usage kept.
     expect(after.budgets[0]?.id).toBe(before.budgets[0]?.id);
     expect(after.budgets[0]?.current_usage).toBe(before.budgets[0]?.current_usage);
     await page.getByText('inactive', { exact: true }).first().waitFor();
+    await page.getByRole('link', { name: 'Team: ml-team' }).first().waitFor();
+    // The usage table has a row for the provider config, with its budget and rate limit.
+    const usage = page.getByRole('table', { name: 'Usage of ui-app' });
+    await usage.getByText('$0 of $2 per 1 week').waitFor();
+    await usage.getByText(/of 60 requests per 1 minute/).waitFor();
+    await screenshot(page, 'virtual-key-edited');
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
     await context.close();
   }, 90_000);

@@ -3,7 +3,7 @@
 // an option of a Mantine select by its label.
 import type { Browser, Page } from 'playwright-core';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { launchBrowser, newPage, startUiGateway, type UiGateway } from './harness.ts';
+import { launchBrowser, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
 
 export interface GovernanceUi {
   gw: UiGateway;
@@ -58,4 +58,10 @@ export async function choose(page: Page, label: string, option: string): Promise
 export async function confirmAction(page: Page, button: string, answer: 'Delete' | 'Remove' = 'Delete'): Promise<void> {
   await page.getByRole('button', { name: button }).click();
   await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: answer }).click();
+}
+
+/** A full-page screenshot taken from the top (a scrolled page would draw the fixed header and navigation mid-page). */
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.evaluate('window.scrollTo(0, 0)');
+  await screenshot(page, name);
 }

@@ -5,8 +5,8 @@
 // each page go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, confirmAction, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
-import { logIn, screenshot, type UiGateway } from './harness.ts';
+import { choose, confirmAction, type GovernanceUi, openPage, shot, startGovernanceUi } from './governance-helpers.ts';
+import { logIn, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
 let gw: UiGateway;
@@ -77,7 +77,7 @@ describe('teams and customers pages', () => {
     await teamDialog.getByLabel('Budget 1 of the team: resets every').fill('1d');
     await teamDialog.getByLabel('Requests allowed (team)').fill('100');
     await teamDialog.getByLabel('Requests window (team)').fill('1h');
-    await screenshot(page, 'team-new');
+    await shot(page, 'team-new');
     await teamDialog.getByRole('button', { name: 'Create team' }).click();
     await page.getByRole('heading', { name: 'Team platform' }).waitFor();
     const [team] = (await get('/api/governance/teams'))['teams'] as Json[];
@@ -133,21 +133,21 @@ describe('teams and customers pages', () => {
     await page.getByText(/^\$0\.0\d+ of \$20 per 1 day$/).waitFor();
     await page.getByText('1 of 100 requests per 1 hour').waitFor();
     await page.getByRole('link', { name: 'platform-app' }).waitFor();
-    await screenshot(page, 'team-detail');
+    await shot(page, 'team-detail');
 
     await page.getByRole('link', { name: 'Teams', exact: true }).click();
     await page.getByRole('table', { name: 'Teams' }).getByText('1 of 100 requests per 1 hour').waitFor();
-    await screenshot(page, 'teams');
+    await shot(page, 'teams');
 
     await page.getByRole('link', { name: 'Customers', exact: true }).click();
     const customers = page.getByRole('table', { name: 'Customers' });
     await customers.getByText('ops@acme.test').waitFor();
     await customers.getByText('1 team(s)').waitFor();
-    await screenshot(page, 'customers');
+    await shot(page, 'customers');
     await customers.getByRole('link', { name: 'acme' }).click();
     await page.getByRole('heading', { name: 'Customer acme' }).waitFor();
     await page.getByRole('link', { name: 'platform', exact: true }).waitFor();
-    await screenshot(page, 'customer-detail');
+    await shot(page, 'customer-detail');
     expect(problems).toEqual([]);
     await context.close();
   }, 90_000);
@@ -193,7 +193,7 @@ describe('teams and customers pages', () => {
     expect(await page.getByRole('button', { name: 'Save team' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Delete team' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Add budget to the team' }).count()).toBe(0);
-    await screenshot(page, 'team-kubernetes');
+    await shot(page, 'team-kubernetes');
     expect(problems).toEqual([]);
     await context.close();
   }, 90_000);
@@ -216,7 +216,7 @@ describe('pricing overrides page', () => {
     await dialog.getByLabel('Output per 1M tokens').fill('8');
     await dialog.getByLabel('Cache read per 1M tokens').fill('0.5');
     await dialog.getByLabel('Per image generated').fill('0.04');
-    await screenshot(page, 'pricing-override-form');
+    await shot(page, 'pricing-override-form');
     await dialog.getByRole('button', { name: 'Save pricing override' }).click();
     const table = page.getByRole('table', { name: 'Pricing overrides' });
     await table.getByText('openai/gpt-4.1').waitFor();
@@ -235,7 +235,7 @@ describe('pricing overrides page', () => {
     await table.getByText('$2', { exact: true }).waitFor();
     await table.getByText('$8', { exact: true }).waitFor();
     await table.getByText(/cache read \$0\.5\/1M; per image generated \$0\.04/).waitFor();
-    await screenshot(page, 'pricing-overrides');
+    await shot(page, 'pricing-overrides');
 
     await page.getByRole('button', { name: 'Edit pricing of openai/gpt-4.1' }).click();
     const edit = page.getByRole('dialog', { name: 'Pricing of openai/gpt-4.1' });
@@ -294,7 +294,7 @@ describe('model configs page', () => {
     await provDialog.getByRole('button', { name: 'Save limits' }).click();
     const providers = page.getByRole('table', { name: 'Provider limits' });
     await providers.getByText('0 of 100,000 tokens per 1 day').waitFor();
-    await screenshot(page, 'model-configs');
+    await shot(page, 'model-configs');
 
     // Emptying the model's budget removes it; the rate limit stays.
     await page.getByRole('button', { name: 'Edit limits of gpt-4o-mini' }).click();

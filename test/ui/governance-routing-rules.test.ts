@@ -3,8 +3,8 @@
 // priority is created, disabled from the list, refused in words when saved with a bad expression, and deleted.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, confirmAction, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
-import { logIn, screenshot, type UiGateway } from './harness.ts';
+import { choose, confirmAction, type GovernanceUi, openPage, shot, startGovernanceUi } from './governance-helpers.ts';
+import { logIn, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
 let gw: UiGateway;
@@ -61,7 +61,7 @@ describe('routing rules page', () => {
     const box = page.getByRole('textbox', { name: 'CEL expression' });
     await page.getByText(/syntax error/).waitFor();
     expect(await box.getAttribute('aria-invalid')).toBe('true');
-    await screenshot(page, 'routing-rule-invalid-cel');
+    await shot(page, 'routing-rule-invalid-cel');
     // An unknown field is caught too, with its name.
     await typeCel(page, 'request.modle == "gpt-4o"');
     await page.getByText(/modle/).first().waitFor();
@@ -82,7 +82,7 @@ describe('routing rules page', () => {
     await page.getByLabel('Priority').fill('5');
     await choose(page, 'Scope', 'A team’s keys');
     await choose(page, 'Scope: team', 'research');
-    await screenshot(page, 'routing-rule-new');
+    await shot(page, 'routing-rule-new');
     await page.getByRole('button', { name: 'Create routing rule' }).click();
 
     const table = page.getByRole('table', { name: 'Routing rules' });
@@ -103,7 +103,7 @@ describe('routing rules page', () => {
     });
     expect(rule?.targets[1]?.provider).toBeUndefined();
     await table.getByText('team research').waitFor();
-    await screenshot(page, 'routing-rules');
+    await shot(page, 'routing-rules');
 
     // Disabled from the list.
     await page.getByRole('switch', { name: 'Enabled: long-context' }).click({ force: true });
@@ -128,7 +128,7 @@ describe('routing rules page', () => {
     expect(await alert.textContent()).toMatch(/bool/);
     expect(await alert.textContent()).not.toContain('{');
     expect((await rules())[0]?.cel_expression).toBe(VALID);
-    await screenshot(page, 'routing-rule-error');
+    await shot(page, 'routing-rule-error');
 
     await confirmAction(page, 'Delete routing rule');
     await page.getByText('No routing rule yet').waitFor();

@@ -4,8 +4,8 @@
 // operator-owned keys read-only. Screenshots go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, confirmAction, type GovernanceUi, openPage, startGovernanceUi } from './governance-helpers.ts';
-import { logIn, screenshot, type UiGateway } from './harness.ts';
+import { choose, confirmAction, type GovernanceUi, openPage, shot, startGovernanceUi } from './governance-helpers.ts';
+import { logIn, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
 let gw: UiGateway;
@@ -73,7 +73,7 @@ describe('virtual keys page', () => {
     await logIn(page, gw);
     await page.getByRole('link', { name: 'Virtual keys', exact: true }).click();
     await page.getByText('No virtual key yet').waitFor();
-    await screenshot(page, 'virtual-keys-empty');
+    await shot(page, 'virtual-keys-empty');
 
     await page.getByRole('link', { name: 'New virtual key' }).click();
     await page.getByRole('heading', { name: 'New virtual key' }).waitFor();
@@ -83,7 +83,7 @@ describe('virtual keys page', () => {
     await page.getByLabel('Budget 1 of the key: resets every').fill('1d');
     await page.getByRole('button', { name: 'Add provider config' }).click();
     await choose(page, 'Provider 1', 'openai');
-    await screenshot(page, 'virtual-key-new');
+    await shot(page, 'virtual-key-new');
     await page.getByRole('button', { name: 'Create virtual key' }).click();
 
     const dialog = page.getByRole('dialog', { name: 'Virtual key created' });
@@ -94,7 +94,7 @@ describe('virtual keys page', () => {
     await dialog.getByRole('button', { name: 'Copied' }).waitFor();
     const copied = String(await page.evaluate('navigator.clipboard.readText()'));
     expect(copied).toBe(shown);
-    await screenshot(page, 'virtual-key-created');
+    await shot(page, 'virtual-key-created');
 
     // Stored as typed.
     const [stored] = await vks();
@@ -137,7 +137,7 @@ describe('virtual keys page', () => {
         return page.getByRole('table', { name: 'Usage of ui-app' }).getByText(text).count();
       })
       .toBe(1);
-    await screenshot(page, 'virtual-key-detail');
+    await shot(page, 'virtual-key-detail');
     expect(await page.content()).not.toContain(copied);
 
     // And the list shows it too.
@@ -145,7 +145,7 @@ describe('virtual keys page', () => {
     const table = page.getByRole('table', { name: 'Virtual keys' });
     await table.getByText(text).waitFor();
     await table.getByText('active', { exact: true }).waitFor();
-    await screenshot(page, 'virtual-keys');
+    await shot(page, 'virtual-keys');
     expect(await page.content()).not.toContain(copied);
     expect(problems).toEqual([]);
     await context.close();
@@ -169,7 +169,7 @@ describe('virtual keys page', () => {
       .first()
       .waitFor();
     expect((await vk(keyId)).budgets[0]?.reset_duration).toBe('1d');
-    await screenshot(page, 'virtual-key-error');
+    await shot(page, 'virtual-key-error');
 
     await page.getByLabel('Budget 1 of the key: resets every').fill('1d');
     await page.getByLabel('Active (an inactive key is refused)').click();
@@ -214,7 +214,7 @@ describe('virtual keys page', () => {
     const usage = page.getByRole('table', { name: 'Usage of ui-app' });
     await usage.getByText('$0 of $2 per 1 week').waitFor();
     await usage.getByText(/of 60 requests per 1 minute/).waitFor();
-    await screenshot(page, 'virtual-key-edited');
+    await shot(page, 'virtual-key-edited');
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
     await context.close();
   }, 90_000);
@@ -233,7 +233,7 @@ describe('virtual keys page', () => {
     expect(await page.getByLabel('Name', { exact: false }).first().isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Save virtual key' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Delete virtual key' }).count()).toBe(0);
-    await screenshot(page, 'virtual-key-kubernetes');
+    await shot(page, 'virtual-key-kubernetes');
     expect(problems).toEqual([]);
     await context.close();
   }, 90_000);

@@ -2,6 +2,7 @@
 // openai pointed at a fake upstream (or at nothing), pages whose waits fail early with what they awaited, and picking
 // an option of a Mantine select by its label.
 import type { Browser, Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { launchBrowser, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
 
@@ -64,4 +65,16 @@ export async function confirmAction(page: Page, button: string, answer: 'Delete'
 export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate('window.scrollTo(0, 0)');
   await screenshot(page, name);
+}
+
+/**
+ * The page of a row the operator wrote: a notice naming `ownerRef`, the name field disabled, and none of `buttons`
+ * (save, delete, add) offered.
+ */
+export async function expectOperatorOwned(page: Page, ownerRef: string, buttons: string[]): Promise<void> {
+  const notice = page.getByRole('note').filter({ hasText: 'Managed by Kubernetes' });
+  await notice.waitFor();
+  expect(await notice.textContent()).toContain(ownerRef);
+  expect(await page.getByLabel('Name', { exact: false }).first().isDisabled()).toBe(true);
+  for (const name of buttons) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
 }

@@ -5,7 +5,15 @@
 // each page go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, confirmAction, type GovernanceUi, openPage, shot, startGovernanceUi } from './governance-helpers.ts';
+import {
+  choose,
+  confirmAction,
+  expectOperatorOwned,
+  type GovernanceUi,
+  openPage,
+  shot,
+  startGovernanceUi,
+} from './governance-helpers.ts';
 import { logIn, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
@@ -186,13 +194,7 @@ describe('teams and customers pages', () => {
     )) as { id: string };
     const { context, page, problems } = await open();
     await page.goto(`${gw.uiUrl}teams/${row.id}`);
-    const notice = page.getByRole('note').filter({ hasText: 'Managed by Kubernetes' });
-    await notice.waitFor();
-    expect(await notice.textContent()).toContain('ml/crd-team');
-    expect(await page.getByLabel('Name', { exact: false }).first().isDisabled()).toBe(true);
-    expect(await page.getByRole('button', { name: 'Save team' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: 'Delete team' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: 'Add budget to the team' }).count()).toBe(0);
+    await expectOperatorOwned(page, 'ml/crd-team', ['Save team', 'Delete team', 'Add budget to the team']);
     await shot(page, 'team-kubernetes');
     expect(problems).toEqual([]);
     await context.close();

@@ -4,7 +4,15 @@
 // operator-owned keys read-only. Screenshots go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choose, confirmAction, type GovernanceUi, openPage, shot, startGovernanceUi } from './governance-helpers.ts';
+import {
+  choose,
+  confirmAction,
+  expectOperatorOwned,
+  type GovernanceUi,
+  openPage,
+  shot,
+  startGovernanceUi,
+} from './governance-helpers.ts';
 import { logIn, type UiGateway } from './harness.ts';
 
 let env: GovernanceUi;
@@ -227,12 +235,7 @@ describe('virtual keys page', () => {
     const { context, page, problems } = await open();
     await logIn(page, gw);
     await page.goto(`${gw.uiUrl}virtual-keys/${row.id}`);
-    const notice = page.getByRole('note').filter({ hasText: 'Managed by Kubernetes' });
-    await notice.waitFor();
-    expect(await notice.textContent()).toContain('ml/crd-key');
-    expect(await page.getByLabel('Name', { exact: false }).first().isDisabled()).toBe(true);
-    expect(await page.getByRole('button', { name: 'Save virtual key' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: 'Delete virtual key' }).count()).toBe(0);
+    await expectOperatorOwned(page, 'ml/crd-key', ['Save virtual key', 'Delete virtual key', 'Add provider config']);
     await shot(page, 'virtual-key-kubernetes');
     expect(problems).toEqual([]);
     await context.close();

@@ -56,6 +56,8 @@ describe('dashboard files', () => {
 
   it('sends a browser at / to the dashboard', async () => {
     const res = await fetch(`${gw.url}/`, { redirect: 'manual' });
+    // A content type, as every answer has, and a page for clients that do not follow redirects.
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/ui/');
   });

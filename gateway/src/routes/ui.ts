@@ -77,7 +77,8 @@ export function registerUiRoutes(app: FastifyInstance, rt: Runtime): void {
     // With a small page for clients that do not follow redirects (and a content type, as every answer has).
     async (_req, reply) =>
       reply
-        .redirect('/ui/', 302)
+        .code(302)
+        .header('location', '/ui/')
         .type(HTML)
         .send('<!doctype html><title>Model gateway</title><a href="/ui/">The dashboard is at /ui/</a>'),
   );

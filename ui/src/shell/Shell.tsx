@@ -46,8 +46,13 @@ export function Shell() {
           <Group gap="sm" wrap="nowrap">
             {user && (
               <Text size="sm" c="dimmed">
-                Logged in as <strong>{user.name}</strong>
-                {user.kind === 'admin' ? ' (admin API key)' : ''}
+                {user.kind === 'admin' ? (
+                  'Logged in with the admin API key'
+                ) : (
+                  <>
+                    Logged in as <strong>{user.name}</strong>
+                  </>
+                )}
               </Text>
             )}
             {!authOff && (

@@ -76,7 +76,7 @@ export class BudgetGuard {
    * the coordinator.
    */
   get idle(): boolean {
-    return !this.owners.vk && !this.modelLimits.any;
+    return !this.owners.vk && !this.modelLimits.hasLimits;
   }
 
   /** Reserves before calling `cand`; throws 429 `rate_limited` or 402 `budget_exceeded` and holds nothing. */

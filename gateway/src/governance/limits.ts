@@ -31,12 +31,12 @@ export interface ModelOwners {
  * (both, when both exist: each is its own limit), and the provider's governance. Undefined when nothing does.
  */
 export function modelOwners(limits: ModelLimits, provider: string, model: string): ModelOwners | undefined {
-  if (!limits.any) return undefined;
+  if (!limits.hasLimits) return undefined;
   const modelConfigs: ModelConfig[] = [];
   const own = limits.modelConfigs.get(`${provider}/${model}`);
   if (own) modelConfigs.push(own);
-  const any = limits.modelConfigs.get(`*/${model}`);
-  if (any) modelConfigs.push(any);
+  const anyProvider = limits.modelConfigs.get(`*/${model}`);
+  if (anyProvider) modelConfigs.push(anyProvider);
   const p = limits.providers.get(provider);
   return modelConfigs.length > 0 || p ? { modelConfigs, provider: p } : undefined;
 }

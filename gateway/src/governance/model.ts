@@ -157,7 +157,7 @@ export interface ModelLimits {
   modelConfigs: Map<string, ModelConfig>;
   providers: Map<string, ProviderGovernance>;
   /** True when any of the two has a limit: only then do keyless requests go through admission. */
-  any: boolean;
+  hasLimits: boolean;
 }
 
 export interface GovernanceModel {

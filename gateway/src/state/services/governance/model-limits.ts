@@ -332,8 +332,8 @@ export async function readModelLimits(q: Queryable): Promise<ModelLimits> {
   }
   const limited = (x: { rate_limit: RateLimit | null; budgets: Budget[] }) =>
     x.budgets.length > 0 || (x.rate_limit !== null && Object.keys(x.rate_limit).length > 0);
-  const any = [...modelConfigs.values()].some(limited) || [...providerMap.values()].some(limited);
-  return { modelConfigs, providers: providerMap, any };
+  const hasLimits = [...modelConfigs.values()].some(limited) || [...providerMap.values()].some(limited);
+  return { modelConfigs, providers: providerMap, hasLimits };
 }
 
 /** The read model's key of a model config: `<provider>/<model>`, or `*\/<model>` for every provider. */
@@ -341,7 +341,7 @@ export function modelLimitKey(provider: string | null, model: string): string {
   return `${provider ?? '*'}/${model}`;
 }
 
-export const NO_MODEL_LIMITS: ModelLimits = { modelConfigs: new Map(), providers: new Map(), any: false };
+export const NO_MODEL_LIMITS: ModelLimits = { modelConfigs: new Map(), providers: new Map(), hasLimits: false };
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const r = schema.safeParse(stripReadOnly(body ?? {}));

@@ -10,6 +10,7 @@ import { installJsonParser } from './http/json-body.ts';
 import { normaliseTarget } from './http/request-target.ts';
 import { type RouteRecord, registerFamily, routeCensus } from './http/route-family.ts';
 import { createServer } from './http/server.ts';
+import { registerLiveRoute, TICKET_QUERY } from './live/route.ts';
 import { installWebSocket, REALTIME_KEY_SUBPROTOCOL } from './realtime/websocket.ts';
 import { registerCacheRoutes } from './routes/api/cache.ts';
 import { registerConfigRoutes } from './routes/api/config.ts';
@@ -29,6 +30,7 @@ import { registerPerUserFlowRoutes } from './routes/api/oauth-per-user.ts';
 import { registerPluginRoutes } from './routes/api/plugins.ts';
 import { registerProviderRoutes } from './routes/api/providers.ts';
 import { registerSessionRoutes } from './routes/api/session.ts';
+import { registerWsTicketRoute } from './routes/api/ws-ticket.ts';
 import { formatOfPath, registerFormatFamilies } from './routes/formats.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMcpServerFamily } from './routes/mcp.ts';
@@ -147,7 +149,10 @@ export function buildApp(rt: Runtime): App {
     registerMcpClientRoutes(f, rt);
     registerOAuthRoutes(f, rt);
     registerPerUserFlowRoutes(f, rt);
+    registerWsTicketRoute(f, rt);
   });
+  // The live-update WebSocket: the admin key, or a browser's single-use ticket on the upgrade (live/route.ts).
+  registerFamily(app, rt, { scheme: 'admin', prefix: '', ticketQuery: TICKET_QUERY }, (f) => registerLiveRoute(f, rt));
   registerFamily(
     app,
     rt,

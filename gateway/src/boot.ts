@@ -10,6 +10,8 @@ import type { ConfigFile } from './config/schema.ts';
 import { PriceCache } from './governance/pricing/cache.ts';
 import { RoutingRuleEngine } from './governance/routing-rules.ts';
 import { buildAuthIndex } from './http/auth.ts';
+import { LiveHub, type LiveTuning } from './live/hub.ts';
+import { LIVE_LOGS_CHANNEL, MAX_LIVE_CONTENT_CHARS, storedLogsNotice } from './live/messages.ts';
 import { createMcp, type Mcp } from './mcp/index.ts';
 import { checkOutboundUrl, OutboundAllowList } from './mcp/ssrf.ts';
 import { PluginHost } from './plugins/host.ts';
@@ -43,6 +45,8 @@ export interface BootOptions {
   redisKeyPrefix?: string;
   /** Called with a generated admin key (printed once by main.ts). */
   onGeneratedAdminKey?: (key: string) => void;
+  /** Settings of the `/ws` live-update hub (tests shorten the heartbeat, lower the client bound). */
+  live?: LiveTuning;
 }
 
 export interface Gateway {
@@ -113,6 +117,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   let logWriter: LogWriter | undefined;
   let mcp: Mcp | undefined;
   let telemetry: Telemetry | undefined;
+  let live: LiveHub | undefined;
   try {
     // Before config.json is applied: its MCP clients go through the SSRF guard and, for OAuth, the OAuth part.
     mcp = createMcp({ state, file, logger, now: () => Date.now() });
@@ -150,7 +155,21 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       spool: spoolDir ? new DirSpool({ dir: spoolDir, kind: 'logs' }) : undefined,
       onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing request logs failed; will retry'),
       onDropped: (rows) => metrics.logsDropped.inc(rows),
+      // Every pod's /ws clients hear of the rows stored here (live/hub.ts).
+      onStored: (ids) => {
+        state.coord
+          .publish(LIVE_LOGS_CHANNEL, storedLogsNotice(ids))
+          .catch((err: Error) => logger.warn({ err: err.message }, 'live logs: publishing a notice failed'));
+      },
     });
+    const hub = new LiveHub({
+      ...opts.live,
+      subscribeLogs: (onMessage) => state.coord.subscribe(LIVE_LOGS_CHANNEL, onMessage),
+      loadLogs: (ids) => logStore.byIds(ids, { maxContentChars: MAX_LIVE_CONTENT_CHARS }),
+      log: logger,
+    });
+    live = hub;
+    const stopStoreUpdates = state.onChange((event) => hub.storeChanged(event));
     const writer = logWriter;
     metrics.watchLogQueue(() => writer.pending);
     const plugins = new PluginHost({
@@ -182,6 +201,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       auth: buildAuthIndex(file.auth, env.adminApiKey),
       logStore,
       logWriter,
+      live: hub,
       metrics,
       telemetry,
       plugins,
@@ -216,6 +236,9 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const closeAll = async () => {
       stopRetention();
       app.drain();
+      stopStoreUpdates();
+      // Live clients are told the gateway is going away (1001) before the server closes under them.
+      await hub.close();
       await app.fastify.close();
       await asyncWorker.close();
       await cache.close();
@@ -227,6 +250,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     };
     return { rt, app, url: address, close: closeAll };
   } catch (err) {
+    await live?.close().catch(() => undefined);
     await mcp?.close().catch(() => undefined);
     await logWriter?.close().catch(() => undefined);
     await telemetry?.shutdown().catch(() => undefined);

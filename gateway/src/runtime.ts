@@ -6,6 +6,7 @@ import type { ConfigFile } from './config/schema.ts';
 import type { PriceCache } from './governance/pricing/cache.ts';
 import type { RoutingRuleEngine } from './governance/routing-rules.ts';
 import type { AuthIndex } from './http/auth.ts';
+import type { LiveHub } from './live/hub.ts';
 import type { Mcp } from './mcp/index.ts';
 import type { PluginHost } from './plugins/host.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
@@ -25,6 +26,8 @@ export interface Runtime {
   auth: AuthIndex;
   logStore: LogStore;
   logWriter: LogWriter;
+  /** The `/ws` live-update clients of this process. */
+  live: LiveHub;
   metrics: Metrics;
   /** The built-in plugins' effective settings and the engine hooks they implement. */
   plugins: PluginHost;

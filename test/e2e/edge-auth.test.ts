@@ -92,6 +92,9 @@ describe('route census', () => {
     expect(byUrl('/api/providers')).toBe('admin');
     expect(byUrl('/api/plugins')).toBe('admin');
     expect(byUrl('/api/plugins/:name')).toBe('admin');
+    // The live-update WebSocket and the ticket a browser opens it with (admin key, session or single-use ticket).
+    expect(byUrl('/ws')).toBe('admin');
+    expect(byUrl('/api/session/ws-ticket')).toBe('admin');
     expect(byUrl('/v1/chat/completions')).toBe('inference');
     for (const u of [
       '/v1/audio/speech',
@@ -129,6 +132,28 @@ describe('route census', () => {
       expectAuthError(await send(r.method, `/x/..${path}`), `${what} (dot segment)`);
       expectAuthError(await send(r.method, path.replaceAll('/', '//')), `${what} (repeated slashes)`);
     }
+  });
+
+  it('refuses WebSocket upgrades of /ws without credentials or with a made-up ticket, whatever the target form', async () => {
+    const upgrade = {
+      connection: 'Upgrade',
+      upgrade: 'websocket',
+      'sec-websocket-version': '13',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    };
+    const ticket = 'a'.repeat(43);
+    for (const target of ['/ws', `/ws?ticket=${ticket}`, 'http://x/ws', `/%77s?ticket=${ticket}`, '/x/../ws', '//ws']) {
+      const res = await send('GET', target, upgrade);
+      expectAuthError(res, `upgrade ${target}`);
+      // A ticket on an upgrade is looked up (and refused) as a ticket.
+      expect(res.body.includes('WebSocket ticket'), target).toBe(target.includes('ticket='));
+    }
+    // The same upgrade with the admin key is switched.
+    const head = [`GET /ws HTTP/1.1`, `host: ${host}`, `authorization: Bearer ${ADMIN_KEY}`];
+    for (const [k, v] of Object.entries(upgrade)) head.push(`${k}: ${v}`);
+    expect((await rawRequest(gw.url, head.join('\r\n'), '', { timeoutMs: 500 })).status).toBe(101);
+    // The ticket is a credential of upgrades only: a plain GET with one is refused too.
+    expectAuthError(await send('GET', `/ws?ticket=${ticket}`), 'plain GET /ws with a ticket');
   });
 
   it('refuses inference credentials and virtual keys on admin routes, and admin keys on the quota route', async () => {

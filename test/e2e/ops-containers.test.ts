@@ -242,6 +242,24 @@ describe('refusals', () => {
     expect(openai.requests).toHaveLength(0);
   });
 
+  it('names each call on one container or its files that a provider lacks', async () => {
+    const anthropic = { headers: { 'x-model-provider': 'anthropic' } };
+    const file = { container_id: 'cntr_1' };
+    const calls: [() => Promise<unknown>, string][] = [
+      [() => client.containers.retrieve('cntr_1', anthropic), 'retrieving containers'],
+      [() => client.containers.delete('cntr_1', anthropic), 'deleting containers'],
+      [() => client.containers.files.list('cntr_1', {}, anthropic), 'listing container files'],
+      [() => client.containers.files.retrieve('cfile_1', file, anthropic), 'retrieving container files'],
+      [() => client.containers.files.delete('cfile_1', file, anthropic), 'deleting container files'],
+    ];
+    for (const [call, label] of calls) {
+      const err = await apiFailure(call());
+      expect([err.status, err.code]).toEqual([400, 'unsupported_operation']);
+      expect(err.message).toContain(`provider anthropic does not support ${label}`);
+    }
+    expect(openai.requests).toHaveLength(0);
+  });
+
   it('holds a virtual key to its provider configs: 403 and nothing sent', async () => {
     const vk = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: VK_AZURE_ONLY, maxRetries: 0 });
     const err = await apiFailure(vk.containers.create({ name: 'x' }, onOpenAI));

@@ -144,6 +144,24 @@ describe('files', () => {
     expect(err.message).toContain('provider groq does not support listing files');
   });
 
+  it('names the call a provider lacks on one file or batch, with its request type, and sends nothing', async () => {
+    const groq = { headers: { 'x-model-provider': 'groq' } };
+    const calls: [() => Promise<unknown>, string][] = [
+      [() => client.files.retrieve('file-1', groq), 'retrieving files'],
+      [() => client.files.delete('file-1', groq), 'deleting files'],
+      [() => client.files.content('file-1', groq), 'file content'],
+      [() => client.batches.retrieve('batch_1', groq), 'retrieving batches'],
+      [() => client.batches.cancel('batch_1', groq), 'cancelling batches'],
+      [() => client.get('/batches/batch_1/results', groq), 'batch results'],
+    ];
+    for (const [call, label] of calls) {
+      const err = await apiFailure(call());
+      expect([err.status, err.code]).toEqual([400, 'unsupported_operation']);
+      expect(err.message).toContain(`provider groq does not support ${label}`);
+    }
+    expect(openai.requests).toHaveLength(0);
+  });
+
   it('refuses a form without purpose or without file with 400, nothing stored', async () => {
     const noPurpose = await formRequest([['file', new Blob([JSONL]), 'a.jsonl']]);
     expect(noPurpose.status).toBe(400);

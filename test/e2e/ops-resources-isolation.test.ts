@@ -278,3 +278,50 @@ describe('container cost', () => {
     expect(containers.requests.length).toBe(before);
   });
 });
+
+describe('calls by id', () => {
+  it('forget the owner of what they delete: the id is then 404 without asking the provider', async () => {
+    const file = await upload(a);
+    expect((await a.files.delete(file.id, on)).deleted).toBe(true);
+    const c = await a.containers.create({ name: 'gone' }, on);
+    await a.containers.delete(c.id, on);
+    await allNotFound([() => a.files.retrieve(file.id, on), () => a.containers.retrieve(c.id, on)]);
+  });
+
+  it("keep a container its creator's when one of its files is deleted", async () => {
+    const c = await a.containers.create({ name: 'kept' }, on);
+    const file = await a.containers.files.create(c.id, { file: await toFile(Buffer.from('x,y\n'), 'k.csv') }, on);
+    await a.containers.files.delete(file.id, { container_id: c.id }, on);
+    expect((await a.containers.retrieve(c.id, on)).id).toBe(c.id);
+    expect((await a.containers.files.list(c.id, {}, on)).data).toEqual([]);
+    await allNotFound([() => b.containers.retrieve(c.id, on)]);
+  });
+
+  // Only a last path segment can be empty: the router folds `//` into `/`.
+  it('refuse an empty id with 400 naming the parameter and the call, before anything is sent', async () => {
+    const cases: [string, string, string, string][] = [
+      ['GET', '/v1/files/', 'file_id', 'file_retrieve'],
+      ['DELETE', '/v1/files/', 'file_id', 'file_delete'],
+      ['GET', '/v1/batches/', 'batch_id', 'batch_retrieve'],
+      ['GET', '/v1/containers/', 'container_id', 'container_retrieve'],
+      ['DELETE', '/v1/containers/', 'container_id', 'container_delete'],
+      ['GET', '/v1/containers/cntr_1/files/', 'file_id', 'container_file_retrieve'],
+      ['DELETE', '/v1/containers/cntr_1/files/', 'file_id', 'container_file_delete'],
+    ];
+    const before = upstream.requests.length;
+    for (const [method, path, param, requestType] of cases) {
+      const res = await fetch(`${gw.url}${path}?provider=openai`, {
+        method,
+        headers: { authorization: `Bearer ${INFERENCE_TOKEN}` },
+      });
+      const body = (await res.json()) as { error: { code: string; param: string }; extra_fields: object };
+      expect([res.status, body.error.code, body.error.param], `${method} ${path}`).toEqual([
+        400,
+        'invalid_request',
+        param,
+      ]);
+      expect(body.extra_fields).toMatchObject({ request_type: requestType });
+    }
+    expect(upstream.requests.length).toBe(before);
+  });
+});

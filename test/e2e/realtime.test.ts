@@ -206,11 +206,12 @@ describe('a realtime WebSocket session', () => {
     expect(JSON.stringify(status.body)).toContain('realtime');
   });
 
-  it('answers a plain GET (no upgrade) with 400 and a missing model with 400', async () => {
+  it('answers a plain GET (no upgrade) with 426 and a missing model with 400', async () => {
     const plain = await fetch(`${gw.url}/v1/realtime?model=openai/gpt-realtime`, {
       headers: { authorization: `Bearer ${INFERENCE_TOKEN}` },
     });
-    expect(plain.status).toBe(400);
+    expect(plain.status).toBe(426);
+    expect(plain.headers.get('upgrade')).toBe('websocket');
     const noModel = await upgradeStatus(`${wss}/v1/realtime`, { authorization: `Bearer ${INFERENCE_TOKEN}` });
     expect(noModel.code).toBe(400);
     expect(noModel.body).toMatchObject({ error: { param: 'model' } });

@@ -2,7 +2,7 @@
 // (or the embedded default: PGlite in a temporary directory + in-process coordination).
 
 import { inject } from 'vitest';
-import { bootGateway, createLogger, type Gateway } from '../../gateway/src/boot.ts';
+import { type BootOptions, bootGateway, createLogger, type Gateway } from '../../gateway/src/boot.ts';
 import { readEnvSettings } from '../../gateway/src/config/load.ts';
 import { ConfigFile } from '../../gateway/src/config/schema.ts';
 import { createTestDatabase, testKeyPrefix } from './db.ts';
@@ -22,6 +22,8 @@ export interface TestGatewayOptions {
   encryptionKey?: string;
   /** Further environment variables (e.g. GATEWAY_REQUEST_TIMEOUT_MS). */
   env?: Record<string, string>;
+  /** Settings of the `/ws` live-update hub (a short heartbeat, a low client bound). */
+  live?: BootOptions['live'];
 }
 
 export interface TestGateway extends Gateway {
@@ -58,6 +60,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     file,
     logger: createLogger(env.logLevel),
     ...(redisKeyPrefix ? { redisKeyPrefix } : {}),
+    ...(opts.live ? { live: opts.live } : {}),
   }).catch(async (err: unknown) => {
     await dataDir?.remove();
     throw err;

@@ -1,11 +1,9 @@
 // Model-less operations (files, batches, containers, video ids): the caller names the provider instead of a
-// model. One call: the provider from the request, the virtual key's provider config, a key of that provider
-// (pinned, the one that created the addressed resource, or weighted), the adapter's method with retries where
-// the call is idempotent, and one request-log row. Answers are the route's business.
+// model (resource-provider.ts). One call: the virtual key's provider config, a key of that provider (pinned, the
+// one that created the addressed resource, or weighted: resource-keys.ts), the adapter's method with retries
+// where the call is idempotent, and one request-log row. Answers are the route's business.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { allows, WILDCARD } from '../config/allow-list.ts';
 import type { Owners } from '../governance/limits.ts';
-import type { ProviderConfig } from '../governance/model.ts';
 import { type ExtraFields, GatewayError, toEnvelope } from '../http/errors.ts';
 import { RequestError } from '../http/request-error.ts';
 import { ProviderError } from '../providers/errors.ts';
@@ -14,81 +12,17 @@ import type { CallContext, ProviderAdapter, ProviderKey } from '../providers/typ
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import type { ProviderEntry } from '../state/snapshot.ts';
-import { BudgetGuard, type RateHeaders } from './budget-guard.ts';
-import { type Attempt, attemptError, type ExecOutcome, type Pin } from './execute.ts';
+import type { BudgetGuard, RateHeaders } from './budget-guard.ts';
+import { type Attempt, attemptError, type ExecOutcome } from './execute.ts';
 import { logRequest } from './inference.ts';
-import { backoffMs, pickWeighted } from './keys.ts';
-import type { BilledUnits, UsageSummary } from './operations.ts';
+import { backoffMs } from './keys.ts';
+import type { BilledUnits } from './operations.ts';
 import { pinOf } from './request.ts';
+import { admitCall, allowedConfig, charge } from './resource-admission.ts';
+import { orderKeys, rememberResourceKey } from './resource-keys.ts';
 import { callerOwner, checkOwner, forgetOwner, recordOwner } from './resource-owners.ts';
+import type { ResourceRef } from './resource-ref.ts';
 import { ownersOf } from './route-request.ts';
-
-type Headers = Record<string, string | string[] | undefined>;
-
-/** The header that names the provider of a model-less call (the reference's spelling). */
-export const PROVIDER_HEADER = 'x-model-provider';
-
-/** A resource a provider holds under the key (account) that created it: `{kind: 'file', id: 'file-abc'}`. */
-export interface ResourceRef {
-  kind: string;
-  id: string;
-}
-
-/** Where a request may name its provider; several places must agree. */
-export interface ProviderSources {
-  query?: Record<string, unknown>;
-  headers: Headers;
-  /** The body's or form's `provider` field. */
-  field?: string | undefined;
-  /** A `<provider>/<model>` the body carries (a batch's `model`): its provider part. */
-  model?: string | undefined;
-}
-
-/**
- * The provider a model-less call goes to. It may be named by the `provider` query parameter (the reference's
- * `x-model-provider` query spelling too), a `provider` body or form field, the `x-model-provider` header, or a
- * `<provider>/<model>`; names given in several places must be the same (400 otherwise, naming both).
- */
-export function resolveProvider(rt: Runtime, src: ProviderSources): string {
-  const named: [string, string][] = [];
-  const add = (where: string, v: unknown) => {
-    const s = Array.isArray(v) ? v[0] : v;
-    if (typeof s === 'string' && s.trim() !== '') named.push([where, s.trim()]);
-  };
-  add('query parameter provider', src.query?.['provider']);
-  add(`query parameter ${PROVIDER_HEADER}`, src.query?.[PROVIDER_HEADER]);
-  add('field provider', src.field);
-  add(`header ${PROVIDER_HEADER}`, src.headers[PROVIDER_HEADER]);
-  if (src.model?.includes('/')) add('model', src.model.slice(0, src.model.indexOf('/')));
-  const first = named[0];
-  if (!first) {
-    throw new GatewayError(
-      'invalid_request',
-      `name the provider: the provider query parameter (or form field), or the ${PROVIDER_HEADER} header`,
-      { param: 'provider' },
-    );
-  }
-  const other = named.find(([, v]) => v !== first[1]);
-  if (other) {
-    throw new GatewayError(
-      'invalid_request',
-      `${first[0]} says ${first[1]} but ${other[0]} says ${other[1]}: name one provider`,
-      { param: 'provider' },
-    );
-  }
-  const provider = first[1];
-  if (!rt.adapters.has(provider)) {
-    throw new GatewayError('invalid_request', `unknown provider ${JSON.stringify(provider.slice(0, 64))}`, {
-      param: 'provider',
-    });
-  }
-  if (!rt.state.snapshot.providers.has(provider)) {
-    throw new GatewayError('provider_not_configured', `provider ${provider} is not configured`, {
-      param: 'provider',
-    });
-  }
-  return provider;
-}
 
 /** One model-less call, as a route describes it. */
 export interface ResourceCall<T> {
@@ -152,13 +86,6 @@ export interface ResourceResult<T> {
   owners: Owners;
   /** The tightest request rate limit, when the call was admitted under one. */
   rateHeaders?: RateHeaders | undefined;
-}
-
-/** How long the key that created a resource is remembered (OpenAI keeps batch files 30 days; ids outlive it). */
-const REMEMBER_MS = 90 * 24 * 3600 * 1000;
-
-function rememberKey(provider: string, ref: ResourceRef): string {
-  return `resource-key:${provider}:${ref.kind}:${ref.id}`;
 }
 
 /**
@@ -258,9 +185,9 @@ export async function runResourceCall<T>(
     const created = call.created?.(value as T);
     const caller = callerOwner(request.principal);
     if (created) {
-      await remember(rt, provider, created, key.id);
+      await rememberResourceKey(rt, provider, created, key.id);
       await recordOwner(rt, caller, provider, [created], key.id);
-    } else if (call.target) await remember(rt, provider, call.target, key.id);
+    } else if (call.target) await rememberResourceKey(rt, provider, call.target, key.id);
     if (call.deletes && call.target) await forgetOwner(rt, provider, call.target);
     const named = call.names?.(value as T) ?? [];
     // A list's answer names only the caller's own resources when the caller is held to them.
@@ -290,148 +217,6 @@ export async function runResourceCall<T>(
   } finally {
     await guard?.release().catch((err: unknown) => rt.logger.warn({ err: String(err) }, 'reservation not released'));
   }
-}
-
-/**
- * Admission of a call that names no price up front: the request rate limits of the key, its provider config,
- * team and customer count it, and each budget must have room for at least one nano-dollar (a spent budget
- * refuses with 402). The reservation is released once the call is answered.
- */
-async function admitCall(
-  rt: Runtime,
-  requestId: string,
-  owners: Owners,
-  provider: string,
-  model: string | undefined,
-  pc: ProviderConfig | undefined,
-  timeoutMs: number,
-  units?: BilledUnits | undefined,
-): Promise<BudgetGuard> {
-  const guard = new BudgetGuard(rt, requestId, owners, {});
-  guard.minReservationNano = 1;
-  guard.units = units;
-  await guard.admit({ provider, model: model ?? '', ...(pc ? { providerConfig: pc } : {}) }, timeoutMs);
-  return guard;
-}
-
-/**
- * Charges a priced call's units to the budgets its admission reserved (or, with nothing to charge, only prices
- * it for the log); the cost in nano-USD, undefined when the pseudo-model has no price.
- */
-async function charge(
-  rt: Runtime,
-  provider: string,
-  model: string,
-  units: BilledUnits,
-  guard: BudgetGuard | undefined,
-  keyId: string,
-): Promise<number | undefined> {
-  const usage: UsageSummary = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, units };
-  const settled = guard?.settle(usage, keyId);
-  if (!settled || settled.costNano === undefined) return BudgetGuard.costOf(rt, provider, model, usage, keyId);
-  await settled.done.catch((err: unknown) => rt.logger.error({ err: String(err) }, 'charge failed'));
-  return settled.costNano;
-}
-
-/** The virtual key's config for this provider; 403 naming the rule when the key may not use it. */
-function allowedConfig(
-  rt: Runtime,
-  owners: Owners,
-  provider: string,
-  model: string | undefined,
-): ProviderConfig | undefined {
-  const vk = owners.vk;
-  if (!vk) return undefined;
-  const deny = (rule: string, message: string) => {
-    rt.metrics.denials.inc({ reason: rule });
-    return new GatewayError('permission_denied', `virtual key ${vk.name}: ${message} (rule: ${rule})`);
-  };
-  const pc = vk.provider_configs.find((c) => c.provider === provider);
-  if (!pc) throw deny('provider_configs', `no provider config for ${provider}`);
-  if (pc.key_ids.length === 0) throw deny('key_ids', `key_ids of ${provider} is empty (no keys available)`);
-  const bare = model?.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
-  if (bare !== undefined && !allows(pc.allowed_models, bare)) {
-    throw deny('allowed_models', `model ${bare} is not in allowed_models of ${provider}`);
-  }
-  return pc;
-}
-
-/**
- * The keys to try, in order: a pinned key alone; else the key that created the target resource first, then
- * the rest (a resource not found under one key may live under another); else one key by weight. A key with an
- * empty `models` list serves nothing (deny by default), here too.
- */
-async function orderKeys(
-  rt: Runtime,
-  entry: ProviderEntry,
-  pc: ProviderConfig | undefined,
-  pin: Pin | undefined,
-  provider: string,
-  target: ResourceRef | undefined,
-  /** The key the target's owner record names. */
-  recordedKeyId?: string | undefined,
-): Promise<ProviderKey[]> {
-  const allowedIds = pc && pc.key_ids[0] !== WILDCARD ? pc.key_ids : undefined;
-  if (pin) {
-    const k = pin.by === 'id' ? entry.keysById.get(pin.value) : entry.keysByName.get(pin.value);
-    if (!k) {
-      throw new GatewayError(
-        'key_not_found',
-        `pinned key ${pin.by} "${pin.value}" is not a key of provider ${provider}`,
-        {
-          param: pin.by === 'id' ? 'x-gateway-key-id' : 'x-gateway-key-name',
-        },
-      );
-    }
-    if (allowedIds && !allowedIds.includes(k.id)) {
-      throw new GatewayError(
-        'permission_denied',
-        `pinned key ${k.name} is not in the virtual key's key_ids (rule: key_ids)`,
-      );
-    }
-    return [k];
-  }
-  if (entry.keys.length === 0) {
-    throw new GatewayError(
-      'no_keys_available',
-      `provider ${provider} has no keys; add one with POST /api/providers/${provider}/keys`,
-    );
-  }
-  const pool = entry.keys.filter((k) => k.models.length > 0 && (!allowedIds || allowedIds.includes(k.id)));
-  if (pool.length === 0) {
-    throw new GatewayError(
-      'permission_denied',
-      `no key of provider ${provider} may be used here (rule: ${allowedIds ? 'key_ids' : 'provider key models is empty (deny all)'})`,
-    );
-  }
-  if (!target) return [pickWeighted(pool, rt.random)!];
-  // Best effort like session stickiness: while Redis is down, every allowed key is tried in turn.
-  const knownId = (await rt.state.coord.get(rememberKey(provider, target)).catch(() => null)) ?? recordedKeyId;
-  const known = pool.find((k) => k.id === knownId);
-  if (known) return [known, ...pool.filter((k) => k !== known)];
-  const first = pickWeighted(pool, rt.random)!;
-  return [first, ...pool.filter((k) => k !== first)];
-}
-
-async function remember(rt: Runtime, provider: string, ref: ResourceRef, keyId: string): Promise<void> {
-  await rt.state.coord.set(rememberKey(provider, ref), keyId, REMEMBER_MS).catch(() => undefined);
-}
-
-/**
- * Records that the key `keyId` created `ref` at `provider`, for resources created outside runResourceCall (a
- * video made through the inference core): later model-less calls on it go to that key first. Best effort.
- */
-export function rememberResourceKey(rt: Runtime, provider: string, ref: ResourceRef, keyId: string): Promise<void> {
-  return remember(rt, provider, ref, keyId);
-}
-
-/** The id of the key remembered as the creator of `ref`; undefined when unknown (or while Redis is down). */
-export async function rememberedResourceKey(
-  rt: Runtime,
-  provider: string,
-  ref: ResourceRef,
-): Promise<string | undefined> {
-  return (await rt.state.coord.get(rememberKey(provider, ref)).catch(() => null)) ?? undefined;
 }
 
 /** One key: retries with backoff on network errors, timeouts and 5xx when the call may be sent again. */

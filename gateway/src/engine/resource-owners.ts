@@ -8,7 +8,7 @@ import type { Runtime } from '../runtime.ts';
 import type { Db } from '../state/db/types.ts';
 import { type ResourceOwner, ResourceOwnerStore } from '../state/services/resource-owners.ts';
 import { messageOf } from '../util/errors.ts';
-import type { ResourceRef } from './resource-call.ts';
+import type { ResourceRef } from './resource-ref.ts';
 
 /** The owner of what gateway tokens, admins and unauthenticated callers create. */
 export const GATEWAY_OWNER = 'gateway';

@@ -19,6 +19,8 @@ export type GatewayErrorCode =
   | 'request_timeout'
   | 'headers_too_large'
   | 'unsupported_media_type'
+  /** A WebSocket-only path asked without `Upgrade: websocket`. */
+  | 'upgrade_required'
   | 'rate_limited'
   | 'budget_exceeded'
   | 'service_unavailable'
@@ -43,6 +45,7 @@ const STATUS: Record<GatewayErrorCode, number> = {
   request_timeout: 408,
   headers_too_large: 431,
   unsupported_media_type: 415,
+  upgrade_required: 426,
   rate_limited: 429,
   budget_exceeded: 402,
   service_unavailable: 503,
@@ -62,6 +65,7 @@ const TYPE: Record<number, string> = {
   413: 'invalid_request_error',
   414: 'invalid_request_error',
   415: 'invalid_request_error',
+  426: 'invalid_request_error',
   431: 'invalid_request_error',
   429: 'rate_limit_error',
   503: 'service_unavailable',

@@ -98,6 +98,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Request body too large',
   414: 'Path parameter too long',
   415: 'Not JSON',
+  426: 'Not a WebSocket upgrade',
   429: 'Rate limited',
   502: 'Upstream provider failed',
   503: 'Unavailable',

@@ -15,9 +15,9 @@ import {
 } from './auth.ts';
 import { replyWithError } from './error-reply.ts';
 import { GatewayError } from './errors.ts';
-import { installMultipart } from './multipart.ts';
 import type { RouteDoc } from './openapi.ts';
 import { authenticateSession, carriesSessionOnly } from './session.ts';
+import { authenticateTicket, upgradeTicket } from './ws-ticket.ts';
 
 /**
  * - `admin`: `/api/*`, only `Authorization: Bearer <admin API key>`, or the dashboard's session cookie with its CSRF
@@ -59,6 +59,11 @@ export interface FamilyOptions {
   };
   /** Prepended to the operationIds of the family's routes (a family that mounts a format again elsewhere). */
   operationIdPrefix?: string;
+  /**
+   * Admin families only: on a WebSocket upgrade, a single-use ticket (POST /api/session/ws-ticket) in this query
+   * parameter is the credential, and no other is looked at (browsers cannot set headers on a WebSocket).
+   */
+  ticketQuery?: string;
 }
 
 /** A registered route as the census sees it. */
@@ -95,9 +100,9 @@ export function registerFamily(
         replyWithError(rt, request, reply, err, format);
       });
     }
-    if (opts.scheme !== 'public') family.addHook('onRequest', authenticator(rt, opts.scheme, opts.carriers));
-    // Inference families take uploads (image edits, audio, files) on the routes that declare them.
-    if (opts.scheme === 'inference') installMultipart(family);
+    if (opts.scheme !== 'public') {
+      family.addHook('onRequest', authenticator(rt, opts.scheme, opts.carriers, opts.ticketQuery));
+    }
     routes(family);
   };
   app.register(plugin, { prefix: opts.prefix });
@@ -182,6 +187,7 @@ function authenticator(
   rt: Runtime,
   scheme: Exclude<CredentialScheme, 'public'>,
   carriers: FamilyOptions['carriers'],
+  ticketQuery: string | undefined,
 ): Hook {
   const lookupVk = (hash: string) => rt.state.snapshot.governance.virtualKeysByHash.get(hash);
   const authenticate = (request: FastifyRequest): Principal => {
@@ -215,6 +221,15 @@ function authenticator(
       if (hasBody(request)) reply.header('connection', 'close');
       done(err instanceof Error ? err : new Error(String(err)));
     };
+    // A browser's WebSocket: its ticket, before the session cookie the browser sends along without a CSRF header.
+    const ticket = scheme === 'admin' && ticketQuery ? upgradeTicket(request, ticketQuery) : undefined;
+    if (ticket !== undefined) {
+      authenticateTicket(rt, request, ticket).then((principal) => {
+        request.principal = principal;
+        done();
+      }, refuse);
+      return;
+    }
     // The dashboard's own calls: the session cookie with its CSRF header, and no other credential (http/session.ts).
     if (scheme === 'admin' && carriesSessionOnly(request)) {
       authenticateSession(rt, request).then((principal) => {

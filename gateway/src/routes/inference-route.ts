@@ -19,7 +19,7 @@ import type { OperationSpec, UsageSummary } from '../engine/operations.ts';
 import { ownersOf } from '../engine/route-request.ts';
 import type { FormatOperation, StreamEncoder } from '../formats/types.ts';
 import { type ExtraFields, toEnvelope } from '../http/errors.ts';
-import { readForm } from '../http/multipart.ts';
+import { readForm, registerUploadRoute } from '../http/multipart.ts';
 import { RequestError } from '../http/request-error.ts';
 import { StreamWriter } from '../http/stream-writer.ts';
 import { injectTools, type ToolInjection } from '../mcp/injection/index.ts';
@@ -48,12 +48,15 @@ export function registerInferenceRoute<Req, Res, Chunk>(
   op: FormatOperation<Req, Res, Chunk>,
   method: HTTPMethods = 'POST',
 ): void {
-  app.route({
+  const route = {
     method,
     url: path,
-    config: { openapi: op.doc, ...(op.multipart ? { multipart: true } : {}) },
-    handler: (request, reply) => handle(rt, op as unknown as AnyOperation, request, reply),
-  });
+    config: { openapi: op.doc },
+    handler: (request: FastifyRequest, reply: FastifyReply) =>
+      handle(rt, op as unknown as AnyOperation, request, reply),
+  };
+  if (op.multipart) registerUploadRoute(app, route);
+  else app.route(route);
 }
 
 async function handle(rt: Runtime, op: AnyOperation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {

@@ -87,6 +87,11 @@ export interface State {
   charges: ChargeStore;
   /** Applies a change to this pod's snapshot at once and tells the other pods (for writers outside the services). */
   publish(event: ChangeEvent): Promise<void>;
+  /**
+   * Calls `listener` with every change once this pod's snapshot has applied it, this pod's writes and other pods'
+   * alike (not for the periodic full reload). Returns the function that removes it.
+   */
+  onChange(listener: (event: ChangeEvent) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -104,10 +109,21 @@ export async function openState(opts: StateOptions): Promise<State> {
   const box = createSecretBox(opts.encryptionKey);
   const snapshot = new Snapshot(db, box, opts.log);
   const origin = randomUUID();
+  const listeners = new Set<(event: ChangeEvent) => void>();
+  const applied = (event: ChangeEvent): void => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'a change listener failed');
+      }
+    }
+  };
 
   const publish = async (event: ChangeEvent): Promise<void> => {
     // This pod sees its own write at once; the others through the channel.
     await snapshot.apply(event);
+    applied(event);
     await coord.publish(CHANGES_CHANNEL, JSON.stringify({ ...event, origin }));
   };
 
@@ -118,7 +134,10 @@ export async function openState(opts: StateOptions): Promise<State> {
     if (message.includes(origin)) return;
     const event = parseChangeEvent(message);
     if (!event) return;
-    snapshot.apply(event).catch((err: Error) => opts.log.warn({ err: err.message }, 'snapshot update failed'));
+    snapshot.apply(event).then(
+      () => applied(event),
+      (err: Error) => opts.log.warn({ err: err.message }, 'snapshot update failed'),
+    );
   });
 
   const now = opts.now ?? Date.now;
@@ -185,9 +204,16 @@ export async function openState(opts: StateOptions): Promise<State> {
     counters,
     charges,
     publish,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
     async close() {
       clearInterval(timer);
       clearInterval(healTimer);
+      listeners.clear();
       await counters.close().catch(() => undefined);
       await charges.close().catch(() => undefined);
       await unsubscribe().catch(() => undefined);

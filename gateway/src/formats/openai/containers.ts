@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { formatIssues } from '../../config/issues.ts';
 import type { BilledUnits } from '../../engine/operations.ts';
-import { PROVIDER_HEADER } from '../../engine/resource-call.ts';
+import { PROVIDER_HEADER } from '../../engine/resource-provider.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import {

@@ -4,7 +4,7 @@
 import { formatIssues } from '../../config/issues.ts';
 import type { OperationSpec } from '../../engine/operations.ts';
 import { type VideoRemixRequest, videoCreateOp, videoRemixOp } from '../../engine/ops/videos.ts';
-import { rememberResourceKey } from '../../engine/resource-call.ts';
+import { rememberResourceKey } from '../../engine/resource-keys.ts';
 import { recordOwner } from '../../engine/resource-owners.ts';
 import { type ExtraFields, GatewayError } from '../../http/errors.ts';
 import { Form, type FormFile, type FormLimits } from '../../http/multipart.ts';

@@ -23,6 +23,11 @@ export interface LogWriterOptions {
   spool?: DirSpool | undefined;
   /** Bytes the spool may hold; past this, chunks stay in memory (and the memory bound applies). */
   maxSpoolBytes?: number;
+  /**
+   * Called after a chunk was stored in the database, with the ids of its rows in the order they were pushed (the
+   * live-update notice). Not called for rows that went to the spool, nor for those written back from it.
+   */
+  onStored?: (ids: readonly string[]) => void;
 }
 
 /**
@@ -38,6 +43,8 @@ interface Chunk {
   buf: Buffer;
   used: number;
   rows: number;
+  /** The rows' ids, collected only for `onStored`. */
+  ids: string[];
 }
 
 export class LogWriter {
@@ -54,6 +61,7 @@ export class LogWriter {
   private readonly maxBufferedBytes: number;
   private readonly onError: LogWriterOptions['onError'];
   private readonly onDropped: LogWriterOptions['onDropped'];
+  private readonly onStored: LogWriterOptions['onStored'];
   private timer: NodeJS.Timeout | undefined;
   /** When `timer` fires (epoch ms). */
   private timerAt = 0;
@@ -76,6 +84,7 @@ export class LogWriter {
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
     this.onError = opts.onError;
     this.onDropped = opts.onDropped;
+    this.onStored = opts.onStored;
     this.spool = opts.spool;
     this.maxSpoolBytes = opts.maxSpoolBytes ?? 1024 * 1024 * 1024;
     // Rows a previous process of this pod left on disk are written back at start.
@@ -111,6 +120,7 @@ export class LogWriter {
     }
     chunk.used += chunk.buf.write(line, chunk.used);
     chunk.rows++;
+    if (this.onStored) chunk.ids.push(entry.id);
     // Spooling needs no database: only without a spool do new rows wait for the database retry.
     this.schedule(this.flushIntervalMs, this.degraded);
   }
@@ -120,13 +130,14 @@ export class LogWriter {
       const reused = this.spare.pop();
       if (reused) return reused;
     }
-    return { buf: Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, room)), used: 0, rows: 0 };
+    return { buf: Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, room)), used: 0, rows: 0, ids: [] };
   }
 
   private recycle(chunk: Chunk): void {
     if (chunk.buf.length !== CHUNK_BYTES || this.spare.length >= SPARE_CHUNKS) return;
     chunk.used = 0;
     chunk.rows = 0;
+    chunk.ids = [];
     this.spare.push(chunk);
   }
 
@@ -188,6 +199,7 @@ export class LogWriter {
         else {
           this.dropRefused(await this.store.insertLines(data, { retry: this.retrying }));
           this.retrying = false;
+          this.stored(chunk);
         }
       } catch (err) {
         this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
@@ -210,6 +222,15 @@ export class LogWriter {
     }
     // While degraded, what was spooled is tried again later even if no new row arrives.
     if (this.spool?.maybePending) this.schedule(Math.max(0, this.retryAt - Date.now()));
+  }
+
+  private stored(chunk: Chunk): void {
+    if (!this.onStored || chunk.ids.length === 0) return;
+    try {
+      this.onStored(chunk.ids);
+    } catch (err) {
+      this.onError?.(err instanceof Error ? err : new Error(String(err)), 0);
+    }
   }
 
   /** Rows whose data Postgres refused (counted as dropped; the rest of their batch was stored). */

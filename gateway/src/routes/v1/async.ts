@@ -1,7 +1,7 @@
 // `/v1/async/<operation>`: submit a request as a job (202 with the job object at once), poll it at
 // `/v1/async/<operation>/{job_id}` (202 while queued or processing, 200 once ended), cancel it while queued with
 // DELETE. Only the caller that submitted a job (the same virtual key, token or user) or the admin sees it.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AsyncJobParams, AsyncJobView, isOpen, jobView } from '../../async/job-view.ts';
 import { type AsyncOperation, asyncOperations } from '../../async/operations.ts';
 import { ownerOf } from '../../async/queue.ts';
@@ -9,6 +9,7 @@ import { RESULT_TTL_HEADER, submitJob } from '../../async/submit.ts';
 import { DEFAULT_ASYNC_SETTINGS } from '../../config/async-settings.ts';
 import { unifiedFormat } from '../../formats/openai/format.ts';
 import { GatewayError } from '../../http/errors.ts';
+import { registerUploadRoute } from '../../http/multipart.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import type { Runtime } from '../../runtime.ts';
 import { type JobRow, JobStore } from '../../state/services/jobs/index.ts';
@@ -88,15 +89,18 @@ export function registerAsyncRoutes(app: FastifyInstance, rt: Runtime): void {
 
   for (const a of asyncOperations(unifiedFormat)) {
     const path = `/async/${a.path}`;
-    app.post(
-      path,
-      { config: { openapi: submitDoc(a), ...(a.op.multipart ? { multipart: true } : {}) } },
-      async (request, reply) => {
+    const submit = {
+      method: 'POST' as const,
+      url: path,
+      config: { openapi: submitDoc(a) },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const row = await submitJob(rt, jobs, settings, a, request);
         reply.code(202).header('x-gateway-request-id', request.id);
         return jobView(row);
       },
-    );
+    };
+    if (a.op.multipart) registerUploadRoute(app, submit);
+    else app.route(submit);
     app.get(`${path}/:job_id`, { config: { openapi: pollDoc(a, 'get') } }, async (request: JobRequest, reply) => {
       const row = visible(await read(request.params.job_id), a, request);
       reply.code(isOpen(row.status) ? 202 : 200).header('x-gateway-request-id', request.id);

@@ -1,10 +1,13 @@
 // `/v1/batches`: create, retrieve, list, cancel and results, in OpenAI's shapes whatever provider runs the batch.
 // A batch is charged once, when its results are read whole: each request's usage at the provider's batch price.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { batchRule, checkBatchInput } from '../../engine/batch-input.ts';
-import type { LogTail, ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
-import { ownedPage, ownerRecord } from '../../engine/resource-owners.ts';
+import { byIdCall, kindById } from '../../engine/resource-by-id.ts';
+import type { LogTail } from '../../engine/resource-call.ts';
+import { type ListOp, ownedListCall } from '../../engine/resource-list.ts';
+import { ownerRecord } from '../../engine/resource-owners.ts';
+import type { ResourceRef } from '../../engine/resource-ref.ts';
 import { ownersOf } from '../../engine/route-request.ts';
 import { costNano, usageTokens } from '../../governance/cost.ts';
 import type { Owners } from '../../governance/limits.ts';
@@ -14,9 +17,15 @@ import { RequestError } from '../../http/request-error.ts';
 import { BinaryBody } from '../../providers/shared/binary.ts';
 import type { BatchCalls, CallContext, ProviderAdapter } from '../../providers/types.ts';
 import type { Runtime } from '../../runtime.ts';
-import { Batch, BatchCreateRequest, BatchList, type BatchResultStream } from '../../schemas/batches.ts';
+import {
+  Batch,
+  BatchCreateRequest,
+  BatchList,
+  type BatchListQuery,
+  type BatchResultStream,
+} from '../../schemas/batches.ts';
 import { messageOf } from '../../util/errors.ts';
-import { answer, parse } from './files.ts';
+import { answer, answerById, parse } from './files.ts';
 
 const ProviderQuery = z.object({
   provider: z.string().optional().meta({ description: 'The provider (or the x-model-provider header)' }),
@@ -104,26 +113,14 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
     },
     (request, reply) => {
       const q = parse(ListQuery, request.query);
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType: 'batch_list',
-          label: 'listing batches',
-          idempotent: true,
-          // A virtual key sees its own batches only (engine/resource-owners.ts); their files become readable.
-          method: call(
-            (b) => b.list,
-            (fn) => (ctx) =>
-              ownedPage(rt, request.principal, ctx.provider, 'batch', q, (after, limit) =>
-                fn({ ...q, after, limit }, ctx),
-              ),
-          ),
-          names: (v) => (v as BatchList).data.flatMap(batchFiles),
-        },
-      );
+      const list: ListOp<BatchCalls, BatchListQuery, BatchList> = {
+        requestType: 'batch_list',
+        label: 'listing batches',
+        method: (b) => b.list,
+        // The files of the caller's batches become readable.
+        names: (page) => page.data.flatMap(batchFiles),
+      };
+      return answer(rt, request, reply, {}, ownedListCall(rt, request.principal, BATCH, list, q));
     },
   );
   const byId = (operationId: string, summary: string, json: z.ZodType | undefined) =>
@@ -134,61 +131,57 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
       querystring: ProviderQuery,
       responses: { 200: json ? { description: summary, json } : { description: summary, text: 'application/json' } },
     });
-  /** Retrieve and cancel: one call on one batch, answered with the batch (and the files it names are the caller's). */
-  const onBatch =
-    (requestType: string, label: string, pick: (b: BatchCalls) => BatchCalls['retrieve']) =>
-    (request: FastifyRequest, reply: FastifyReply) => {
-      const id = parse(BatchParams, request.params).batch_id;
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType,
-          label,
-          // Reading is idempotent, and cancelling twice cancels once.
-          idempotent: true,
-          target: { kind: 'batch', id },
-          names: (v) => batchFiles(v as Batch),
-          method: call(pick, (fn) => (ctx) => fn(id, ctx)),
-        },
-      );
-    };
   app.get(
     '/batches/:batch_id',
     { config: { openapi: byId('retrieveBatch', 'Retrieve a batch', Batch) } },
-    onBatch('batch_retrieve', 'retrieving batches', (b) => b.retrieve),
+    // The files a batch names become its owner's.
+    answerById(rt, BATCH, {
+      requestType: 'batch_retrieve',
+      label: 'retrieving batches',
+      method: (b) => b.retrieve,
+      names: batchFiles,
+    }),
   );
   app.post(
     '/batches/:batch_id/cancel',
     { config: { openapi: byId('cancelBatch', 'Cancel a batch', Batch) } },
-    onBatch('batch_cancel', 'cancelling batches', (b) => b.cancel),
+    answerById(rt, BATCH, {
+      requestType: 'batch_cancel',
+      label: 'cancelling batches',
+      method: (b) => b.cancel,
+      names: batchFiles,
+    }),
   );
   app.get(
     '/batches/:batch_id/results',
     { config: { openapi: byId('getBatchResults', 'The results of an ended batch, one per request', undefined) } },
     (request, reply) => {
-      const id = parse(BatchParams, request.params).batch_id;
       let finish: ((tail: LogTail) => void) | undefined;
-      const c: ResourceCall<BinaryBody> = {
-        requestType: 'batch_results',
-        label: 'batch results',
-        idempotent: true,
-        target: { kind: 'batch', id },
-        deferLog: (f) => {
-          finish = f;
+      const c = byIdCall(
+        BATCH,
+        {
+          requestType: 'batch_results',
+          label: 'batch results',
+          deferLog: (f) => {
+            finish = f;
+          },
+          method: (b) =>
+            b.results &&
+            (async (id, ctx) => resultsBody(rt, id, await b.results!(id, ctx), ctx, (tail) => finish?.(tail))),
         },
-        method: (a) => {
-          const fn = a.batches?.results;
-          if (!fn) return undefined;
-          return async (ctx) => resultsBody(rt, id, await fn.call(a.batches, id, ctx), ctx, (tail) => finish?.(tail));
-        },
-      };
+        request,
+      );
       return answer(rt, request, reply, {}, c);
     },
   );
 }
+
+/** A batch, as the routes on one batch address it. */
+const BATCH = kindById(
+  'batch',
+  (a) => a.batches,
+  (params) => parse(BatchParams, params).batch_id,
+);
 
 /** The files a batch names: its owner may read them (the output file is how results are fetched). */
 function batchFiles(b: Batch): ResourceRef[] {
@@ -206,16 +199,6 @@ function fileReader(
   const id = body.input_file_id;
   if (!content || id === undefined) return undefined;
   return async () => (await content.call(a.files, id, ctx)).body;
-}
-
-function call<M, T>(
-  pick: (b: BatchCalls) => M | undefined,
-  bind: (fn: M) => (ctx: CallContext) => Promise<T>,
-): ResourceCall<T>['method'] {
-  return (a) => {
-    const fn = a.batches && pick(a.batches);
-    return fn === undefined ? undefined : bind((typeof fn === 'function' ? fn.bind(a.batches) : fn) as M);
-  };
 }
 
 /**

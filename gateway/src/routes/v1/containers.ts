@@ -2,8 +2,10 @@
 // (engine/resource-call.ts) to the provider the request names, sent with the key that created the container.
 // A file upload is streamed through within client.max_file_upload_size_mb, never held whole.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ResourceCall, ResourceRef } from '../../engine/resource-call.ts';
-import { ownedPage } from '../../engine/resource-owners.ts';
+import { type ByIdOp, kindById, type ResourceKind } from '../../engine/resource-by-id.ts';
+import type { ResourceCall } from '../../engine/resource-call.ts';
+import { ownedListCall } from '../../engine/resource-list.ts';
+import type { ResourceRef } from '../../engine/resource-ref.ts';
 import {
   CONTAINER_DOCS,
   containerParams,
@@ -17,12 +19,14 @@ import {
 import type { WireFormat } from '../../formats/types.ts';
 import { CONTAINER_MODEL } from '../../governance/pricing/units-table.ts';
 import { GatewayError } from '../../http/errors.ts';
+import { registerUploadRoute } from '../../http/multipart.ts';
 import { StreamedForm } from '../../http/multipart-stream.ts';
+import type { RouteDoc } from '../../http/openapi.ts';
 import { RequestError } from '../../http/request-error.ts';
-import type { CallContext, ContainerCalls } from '../../providers/types.ts';
+import type { CallContext, ContainerCalls, ProviderAdapter } from '../../providers/types.ts';
 import type { Runtime } from '../../runtime.ts';
-import type { ContainerFileSource } from '../../schemas/containers.ts';
-import { answer } from './files.ts';
+import type { ContainerFileSource, ContainerListQuery } from '../../schemas/containers.ts';
+import { answer, answerById } from './files.ts';
 
 type Choose<T> = (c: ContainerCalls) => ((ctx: CallContext) => Promise<T>) | undefined;
 
@@ -33,19 +37,53 @@ function method<T>(pick: Choose<T>): ResourceCall<T>['method'] {
 
 const container = (id: string): ResourceRef => ({ kind: 'container', id });
 
-export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, format: WireFormat): void {
-  /** Runs a call against the provider the request names (the format's own when it names none). */
-  const run = <T>(request: FastifyRequest, reply: FastifyReply, c: ResourceCall<T>, field?: string) =>
-    answer(rt, request, reply, { field: providerField(format, request.query, request.headers, field) }, c);
-  const read = <T>(requestType: string, label: string, pick: Choose<T>, target?: ResourceRef): ResourceCall<T> => ({
-    requestType,
-    label,
-    idempotent: true,
-    target,
-    method: method(pick),
-  });
+type ContainerId = { container_id: string };
 
-  app.post('/containers', { config: { openapi: CONTAINER_DOCS.create } }, (request, reply) => {
+/** A container, as the routes on one container address it. */
+const CONTAINER = kindById(
+  'container',
+  (a) => a.containers,
+  (params) => containerParams(params).container_id,
+);
+/** What the routes under one container share: the container is the resource addressed (and owned). */
+const IN_CONTAINER = {
+  kind: 'container',
+  calls: (a: ProviderAdapter) => a.containers,
+  id: (p: ContainerId) => p.container_id,
+};
+/** The files of a container, listed. */
+const CONTAINER_FILES: ResourceKind<
+  ContainerCalls,
+  ContainerId & { query: ContainerListQuery },
+  [string, ContainerListQuery]
+> = {
+  ...IN_CONTAINER,
+  params: (params, query) => ({ ...containerParams(params), query: listQuery(query) }),
+  args: (p) => [p.container_id, p.query],
+};
+/** One file of a container. */
+const CONTAINER_FILE: ResourceKind<ContainerCalls, ContainerId & { file_id: string }, [string, string]> = {
+  ...IN_CONTAINER,
+  params: (params) => fileParams(params),
+  args: (p) => [p.container_id, p.file_id],
+};
+
+export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, format: WireFormat): void {
+  /** Where the request names its provider besides the query and headers (the format's own when none). */
+  const named = (request: FastifyRequest, field?: string) => ({
+    field: providerField(format, request.query, request.headers, field),
+  });
+  /** Runs a call against the provider the request names. */
+  const run = <T>(request: FastifyRequest, reply: FastifyReply, c: ResourceCall<T>, field?: string) =>
+    answer(rt, request, reply, named(request, field), c);
+  /** A route on one container, or one of its files. */
+  const byId = <P, A extends unknown[], T>(
+    kind: ResourceKind<ContainerCalls, P, A>,
+    op: ByIdOp<ContainerCalls, A, T>,
+  ) => answerById(rt, kind, op, named);
+  const docs = (openapi: RouteDoc) => ({ config: { openapi } });
+
+  app.post('/containers', docs(CONTAINER_DOCS.create), (request, reply) => {
     const { req, provider } = failing('container_create', () => createBody(request.body));
     const c: ResourceCall<{ id: string; memory_limit?: unknown }> = {
       requestType: 'container_create',
@@ -68,88 +106,69 @@ export function registerContainerRoutes(app: FastifyInstance, rt: Runtime, forma
     };
     return run(request, reply, c, provider);
   });
-  app.get('/containers', { config: { openapi: CONTAINER_DOCS.list } }, (request, reply) => {
+  app.get('/containers', docs(CONTAINER_DOCS.list), (request, reply) => {
     const q = failing('container_list', () => listQuery(request.query));
-    return run(
-      request,
-      reply,
-      // A virtual key sees its own containers only.
-      read(
-        'container_list',
-        'listing containers',
-        (k) =>
-          k.list &&
-          ((ctx) =>
-            ownedPage(rt, request.principal, ctx.provider, 'container', q, (after, limit) =>
-              k.list!({ ...q, after, limit }, ctx),
-            )),
-      ),
-    );
+    const list = { requestType: 'container_list', label: 'listing containers', method: (k: ContainerCalls) => k.list };
+    return run(request, reply, ownedListCall(rt, request.principal, CONTAINER, list, q));
   });
-  app.get('/containers/:container_id', { config: { openapi: CONTAINER_DOCS.retrieve } }, (request, reply) => {
-    const id = failing('container_retrieve', () => containerParams(request.params).container_id);
-    const pick: Choose<unknown> = (k) => k.retrieve && ((ctx) => k.retrieve!(id, ctx));
-    return run(request, reply, read('container_retrieve', 'retrieving containers', pick, container(id)));
-  });
-  app.delete('/containers/:container_id', { config: { openapi: CONTAINER_DOCS.delete } }, (request, reply) => {
-    const id = failing('container_delete', () => containerParams(request.params).container_id);
-    const pick: Choose<unknown> = (k) => k.delete && ((ctx) => k.delete!(id, ctx));
-    return run(request, reply, {
-      ...read('container_delete', 'deleting containers', pick, container(id)),
-      deletes: true,
-    });
-  });
-
-  app.post(
-    '/containers/:container_id/files',
-    { config: { multipart: true, openapi: CONTAINER_DOCS.createFile } },
-    (request, reply) => createFile(rt, request, reply, format),
-  );
-  app.get('/containers/:container_id/files', { config: { openapi: CONTAINER_DOCS.listFiles } }, (request, reply) => {
-    const { cid, q } = failing('container_file_list', () => ({
-      cid: containerParams(request.params).container_id,
-      q: listQuery(request.query),
-    }));
-    const pick: Choose<unknown> = (k) => k.listFiles && ((ctx) => k.listFiles!(cid, q, ctx));
-    return run(request, reply, read('container_file_list', 'listing container files', pick, container(cid)));
-  });
-  const byFile =
-    (
-      requestType: string,
-      label: string,
-      pick: (k: ContainerCalls, cid: string, fid: string) => ((ctx: CallContext) => Promise<unknown>) | undefined,
-    ) =>
-    (request: FastifyRequest, reply: FastifyReply) => {
-      const p = failing(requestType, () => fileParams(request.params));
-      const c = read(requestType, label, (k) => pick(k, p.container_id, p.file_id), container(p.container_id));
-      return run(request, reply, c);
-    };
   app.get(
-    '/containers/:container_id/files/:file_id',
-    { config: { openapi: CONTAINER_DOCS.retrieveFile } },
-    byFile(
-      'container_file_retrieve',
-      'retrieving container files',
-      (k, cid, fid) => k.retrieveFile && ((ctx) => k.retrieveFile!(cid, fid, ctx)),
-    ),
+    '/containers/:container_id',
+    docs(CONTAINER_DOCS.retrieve),
+    byId(CONTAINER, { requestType: 'container_retrieve', label: 'retrieving containers', method: (k) => k.retrieve }),
   );
   app.delete(
+    '/containers/:container_id',
+    docs(CONTAINER_DOCS.delete),
+    byId(CONTAINER, {
+      requestType: 'container_delete',
+      label: 'deleting containers',
+      method: (k) => k.delete,
+      deletes: true,
+    }),
+  );
+
+  registerUploadRoute(app, {
+    method: 'POST',
+    url: '/containers/:container_id/files',
+    config: { openapi: CONTAINER_DOCS.createFile },
+    handler: (request, reply) => createFile(rt, request, reply, format),
+  });
+  app.get(
+    '/containers/:container_id/files',
+    docs(CONTAINER_DOCS.listFiles),
+    byId(CONTAINER_FILES, {
+      requestType: 'container_file_list',
+      label: 'listing container files',
+      method: (k) => k.listFiles,
+    }),
+  );
+  app.get(
     '/containers/:container_id/files/:file_id',
-    { config: { openapi: CONTAINER_DOCS.deleteFile } },
-    byFile(
-      'container_file_delete',
-      'deleting container files',
-      (k, cid, fid) => k.deleteFile && ((ctx) => k.deleteFile!(cid, fid, ctx)),
-    ),
+    docs(CONTAINER_DOCS.retrieveFile),
+    byId(CONTAINER_FILE, {
+      requestType: 'container_file_retrieve',
+      label: 'retrieving container files',
+      method: (k) => k.retrieveFile,
+    }),
+  );
+  // Only the file goes: the container's owner record stays.
+  app.delete(
+    '/containers/:container_id/files/:file_id',
+    docs(CONTAINER_DOCS.deleteFile),
+    byId(CONTAINER_FILE, {
+      requestType: 'container_file_delete',
+      label: 'deleting container files',
+      method: (k) => k.deleteFile,
+    }),
   );
   app.get(
     '/containers/:container_id/files/:file_id/content',
-    { config: { openapi: CONTAINER_DOCS.fileContent } },
-    byFile(
-      'container_file_content',
-      'container file content',
-      (k, cid, fid) => k.fileContent && ((ctx) => k.fileContent!(cid, fid, ctx)),
-    ),
+    docs(CONTAINER_DOCS.fileContent),
+    byId(CONTAINER_FILE, {
+      requestType: 'container_file_content',
+      label: 'container file content',
+      method: (k) => k.fileContent,
+    }),
   );
 }
 

@@ -1,17 +1,20 @@
 // `/v1/files`: upload (streamed through to the provider within the gateway's bound, never held whole), list,
 // retrieve, delete and content, in OpenAI's shapes whatever provider holds the file. The provider is named by
-// the `provider` query parameter or form field or the `x-model-provider` header (engine/resource-call.ts).
+// the `provider` query parameter or form field or the `x-model-provider` header (engine/resource-provider.ts).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { callerGone, type ResourceCall, resolveProvider, runResourceCall } from '../../engine/resource-call.ts';
-import { ownedPage } from '../../engine/resource-owners.ts';
+import { type ByIdOp, byIdCall, kindById, type ResourceKind } from '../../engine/resource-by-id.ts';
+import { callerGone, type ResourceCall, runResourceCall } from '../../engine/resource-call.ts';
+import { ownedListCall } from '../../engine/resource-list.ts';
+import { type ProviderSources, resolveProvider } from '../../engine/resource-provider.ts';
 import { GatewayError } from '../../http/errors.ts';
+import { registerUploadRoute } from '../../http/multipart.ts';
 import { StreamedForm } from '../../http/multipart-stream.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { BinaryBody } from '../../providers/shared/binary.ts';
-import type { CallContext, FileCalls } from '../../providers/types.ts';
+import type { FileCalls } from '../../providers/types.ts';
 import type { Runtime } from '../../runtime.ts';
 import {
   FileDeleted,
@@ -45,27 +48,25 @@ const tags = ['Files'];
 const doc = (d: Omit<RouteDoc, 'tags' | 'errors'>, errors = [403, 413]): RouteDoc => ({ ...d, tags, errors });
 
 export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
-  app.post(
-    '/files',
-    {
-      config: {
-        multipart: true,
-        openapi: doc(
-          {
-            operationId: 'uploadFile',
-            summary: 'Upload a file (streamed through to the provider)',
-            querystring: ProviderQuery,
-            body: UploadForm,
-            bodyType: 'multipart/form-data',
-            responses: { 200: { description: 'The file object (OpenAI shape)', json: FileObject } },
-            // Admitted like inference: a spent budget is 402, a request rate limit 429.
-          },
-          [402, 403, 413, 429],
-        ),
-      },
+  registerUploadRoute(app, {
+    method: 'POST',
+    url: '/files',
+    config: {
+      openapi: doc(
+        {
+          operationId: 'uploadFile',
+          summary: 'Upload a file (streamed through to the provider)',
+          querystring: ProviderQuery,
+          body: UploadForm,
+          bodyType: 'multipart/form-data',
+          responses: { 200: { description: 'The file object (OpenAI shape)', json: FileObject } },
+          // Admitted like inference: a spent budget is 402, a request rate limit 429.
+        },
+        [402, 403, 413, 429],
+      ),
     },
-    (request, reply) => upload(rt, request, reply),
-  );
+    handler: (request, reply) => upload(rt, request, reply),
+  });
   app.get(
     '/files',
     {
@@ -80,25 +81,8 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
     },
     async (request, reply) => {
       const q = parse(ListQuery, request.query);
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType: 'file_list',
-          label: 'listing files',
-          idempotent: true,
-          // A virtual key sees its own files only (engine/resource-owners.ts).
-          method: call(
-            (f) => f.list,
-            (fn) => (ctx) =>
-              ownedPage(rt, request.principal, ctx.provider, 'file', q, (after, limit) =>
-                fn({ ...q, after, limit }, ctx),
-              ),
-          ),
-        },
-      );
+      const list = { requestType: 'file_list', label: 'listing files', method: (f: FileCalls) => f.list };
+      return answer(rt, request, reply, {}, ownedListCall(rt, request.principal, FILE, list, q));
     },
   );
   const byId = (operationId: string, summary: string, json: z.ZodType) =>
@@ -109,36 +93,20 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
       querystring: ProviderQuery,
       responses: { 200: { description: summary, json } },
     });
-  /** Retrieve, delete and content: one call on one file of the caller's. */
-  type ById = (id: string, ctx: CallContext) => Promise<unknown>;
-  const onFile =
-    (requestType: string, label: string, pick: (f: FileCalls) => ById | undefined, deletes = false) =>
-    (request: FastifyRequest, reply: FastifyReply) => {
-      const id = parse(FileParams, request.params).file_id;
-      return answer(
-        rt,
-        request,
-        reply,
-        {},
-        {
-          requestType,
-          label,
-          idempotent: true,
-          target: { kind: 'file', id },
-          ...(deletes ? { deletes: true } : {}),
-          method: call(pick, (fn) => (ctx) => fn(id, ctx)),
-        },
-      );
-    };
   app.get(
     '/files/:file_id',
     { config: { openapi: byId('retrieveFile', 'Retrieve a file object', FileObject) } },
-    onFile('file_retrieve', 'retrieving files', (f) => f.retrieve),
+    answerById(rt, FILE, { requestType: 'file_retrieve', label: 'retrieving files', method: (f) => f.retrieve }),
   );
   app.delete(
     '/files/:file_id',
     { config: { openapi: byId('deleteFile', 'Delete a file', FileDeleted) } },
-    onFile('file_delete', 'deleting files', (f) => f.delete, true),
+    answerById(rt, FILE, {
+      requestType: 'file_delete',
+      label: 'deleting files',
+      method: (f) => f.delete,
+      deletes: true,
+    }),
   );
   app.get(
     '/files/:file_id/content',
@@ -153,21 +121,16 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
         }),
       },
     },
-    onFile('file_content', 'file content', (f) => f.content),
+    answerById(rt, FILE, { requestType: 'file_content', label: 'file content', method: (f) => f.content }),
   );
 }
 
-/** The files method a call uses, bound to its arguments; undefined when the provider lacks it. */
-function call<M, T>(
-  pick: (f: FileCalls) => M | undefined,
-  bind: (fn: M) => (ctx: CallContext) => Promise<T>,
-): ResourceCall<T>['method'] {
-  return (a) => {
-    const fn = a.files && pick(a.files);
-    // Methods are called through the files object (they may use `this`).
-    return fn === undefined ? undefined : bind((typeof fn === 'function' ? fn.bind(a.files) : fn) as M);
-  };
-}
+/** A file, as the routes on one file address it. */
+const FILE = kindById(
+  'file',
+  (a) => a.files,
+  (params) => parse(FileParams, params).file_id,
+);
 
 export function parse<T>(schema: z.ZodType<T>, v: unknown): T {
   const r = schema.safeParse(v ?? {});
@@ -181,12 +144,15 @@ export function parse<T>(schema: z.ZodType<T>, v: unknown): T {
   );
 }
 
+/** Where, besides the query and the headers, a request names its provider. */
+type Named = Pick<ProviderSources, 'field' | 'model'>;
+
 /** Runs the call against the named provider and answers: JSON with `extra_fields`, or bytes as they arrive. */
 export async function answer<T>(
   rt: Runtime,
   request: FastifyRequest,
   reply: FastifyReply,
-  named: { field?: string | undefined; model?: string | undefined },
+  named: Named,
   c: ResourceCall<T>,
 ): Promise<unknown> {
   const startedAt = rt.now();
@@ -205,6 +171,22 @@ export async function answer<T>(
     return reply.send(Readable.from(r.value.body, { objectMode: false }));
   }
   return { ...(r.value as object), extra_fields: r.extra };
+}
+
+/**
+ * A route on one resource that the path names: `op`'s call on it (the owner checked, a bad id a 400), answered
+ * as `answer` does. `named` gives where else the request names its provider (a format's own provider).
+ */
+export function answerById<C, P, A extends unknown[], T>(
+  rt: Runtime,
+  kind: ResourceKind<C, P, A>,
+  op: ByIdOp<C, A, T>,
+  named: (request: FastifyRequest) => Named = () => ({}),
+): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
+  return (request, reply) => {
+    const c = byIdCall(kind, op, request);
+    return answer(rt, request, reply, named(request), c);
+  };
 }
 
 /** POST /files: the form's parts are read as they arrive; the file part is streamed to the provider. */

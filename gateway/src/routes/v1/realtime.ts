@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { causeOf, outcomeOfError } from '../../engine/inference.ts';
 import { ownersOf } from '../../engine/route-request.ts';
 import { GatewayError, toEnvelope } from '../../http/errors.ts';
-import { readForm } from '../../http/multipart.ts';
+import { readForm, registerUploadRoute } from '../../http/multipart.ts';
 import { RequestError } from '../../http/request-error.ts';
 import { bridge } from '../../realtime/bridge.ts';
 import { callRegistry } from '../../realtime/call.ts';
@@ -117,11 +117,11 @@ function registerSession(app: FastifyInstance, rt: Runtime, defaultProvider: str
       'A WebSocket upgrade (`Upgrade: websocket`); events pass both ways as the provider’s realtime protocol ' +
       'defines them. Browsers may send a virtual key as the subprotocol `openai-insecure-api-key.<virtual key>`. ' +
       'Each `response.done` is charged to the budgets as it arrives; a session whose budget has no room for ' +
-      'another response gets an `error` event and is closed (1008). Without an upgrade the answer is 400.',
+      'another response gets an `error` event and is closed (1008). Without an upgrade the answer is 426.',
     tags: ['Realtime'],
     querystring: ModelQuery,
     responses: { 101: { description: 'Switching Protocols: the session is open' } },
-    errors: [402, 403, 429, 502, 504],
+    errors: [402, 403, 426, 429, 502, 504],
   };
   app.route<{ Querystring: { model?: unknown } }>({
     method: 'GET',
@@ -129,7 +129,9 @@ function registerSession(app: FastifyInstance, rt: Runtime, defaultProvider: str
     config: { openapi },
     // A plain GET: this path speaks only WebSocket.
     handler: async () => {
-      throw new GatewayError('invalid_request', 'this endpoint is a WebSocket: connect with Upgrade: websocket');
+      throw new GatewayError('upgrade_required', 'this endpoint is a WebSocket: connect with Upgrade: websocket', {
+        headers: { upgrade: 'websocket' },
+      });
     },
     preHandler: async (request, reply) => {
       if (!request.ws) return;
@@ -205,10 +207,10 @@ function registerCalls(app: FastifyInstance, rt: Runtime, defaultProvider: strin
     responses: { 200: { description: 'The answer SDP', text: 'application/sdp' } },
     errors: [402, 403, 429, 502, 504],
   };
-  app.route<{ Querystring: { model?: unknown } }>({
+  registerUploadRoute<{ Querystring: { model?: unknown } }>(app, {
     method: 'POST',
     url: '/realtime/calls',
-    config: { openapi, multipart: true },
+    config: { openapi },
     handler: async (request, reply) => {
       const { sdp, session, model } = await readOffer(request);
       const req = requestOf(rt, request, reply, model, defaultProvider);

@@ -4,14 +4,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pinOf } from '../../engine/request.ts';
-import {
-  callerGone,
-  PROVIDER_HEADER,
-  rememberedResourceKey,
-  resolveProvider,
-  runResourceCall,
-} from '../../engine/resource-call.ts';
+import { callerGone, runResourceCall } from '../../engine/resource-call.ts';
+import { rememberedResourceKey } from '../../engine/resource-keys.ts';
 import { callerOwner, checkOwner, ownedPage } from '../../engine/resource-owners.ts';
+import { PROVIDER_HEADER, resolveProvider } from '../../engine/resource-provider.ts';
 import {
   gatewayVideoId,
   REMIX_SOURCE_PARAM,

@@ -10,6 +10,40 @@ import { LogHistograms } from './log-histograms.ts';
 import { copyText, type RequestLog, writeLogLines } from './log-rows.ts';
 
 export const SORT_KEYS = ['timestamp', 'latency', 'tokens', 'cost'] as const;
+
+/** Ids `byIds` takes at a time. */
+export const MAX_BY_IDS = 1000;
+
+/**
+ * Every column of request_logs but `content`, in table order (`byIds` reads content bounded). A column added by
+ * a migration must be added here too: a test compares `byIds` with `get`.
+ */
+const LISTED_COLUMNS = [
+  'id',
+  'created_at',
+  'request_type',
+  'provider',
+  'original_model_requested',
+  'resolved_model_used',
+  'status',
+  'status_code',
+  'stream',
+  'latency_ms',
+  'selected_key_id',
+  'selected_key_name',
+  'attempt_trail',
+  'fallback_index',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'error',
+  'virtual_key_id',
+  'team_id',
+  'customer_id',
+  'cost_nano',
+  'routing_rule_id',
+  'cache_debug',
+].join(', ');
 type SortKey = (typeof SORT_KEYS)[number];
 
 /** GET /api/logs: the reference's query parameters, plus `team_ids`, `customer_ids` and cursor pagination. */
@@ -202,6 +236,25 @@ export class LogStore {
     const { rows } = await this.db.query('SELECT * FROM request_logs WHERE id = $1', [id]);
     if (!rows[0]) throw new StateError('not_found', `log ${id} not found`, 'id');
     return view(rows[0]);
+  }
+
+  /**
+   * The rows of `ids` (at most MAX_BY_IDS), oldest first, as `get` shows them; ids not stored are left out. A
+   * `content` longer than `maxContentChars` is not read: it becomes `{"omitted":"too_large_for_live","chars":N}`
+   * (the live-update messages stay small; the row itself has it).
+   */
+  async byIds(ids: readonly string[], opts: { maxContentChars: number }): Promise<Record<string, unknown>[]> {
+    if (ids.length === 0) return [];
+    if (ids.length > MAX_BY_IDS) throw new StateError('invalid', `ids: at most ${MAX_BY_IDS} at a time`, 'ids');
+    const { rows } = await this.db.query(
+      `SELECT ${LISTED_COLUMNS},
+              CASE WHEN content IS NULL OR length(content::text) <= $2 THEN content
+                   ELSE json_build_object('omitted', 'too_large_for_live', 'chars', length(content::text)) END
+                AS content
+         FROM request_logs WHERE id = ANY($1::text[]) ORDER BY id`,
+      [[...ids], opts.maxContentChars],
+    );
+    return rows.map(view);
   }
 
   /**

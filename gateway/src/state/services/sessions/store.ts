@@ -19,10 +19,11 @@ export interface Session {
 /** A session lives 12 hours from login; logging in again starts a new one. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** The shape of a token `randomToken` makes: checked before any lookup. */
+export const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** 256 random bits, base64url (43 characters). */
-function randomToken(): string {
+export function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 

@@ -1,0 +1,90 @@
+// The live clients' backpressure accounting and the message shapes of /ws (pure).
+import { describe, expect, it } from 'vitest';
+import { ClientFlow } from '../../src/live/flow.ts';
+import {
+  logMessage,
+  logsSkippedMessage,
+  parseStoredLogs,
+  storedLogsNotice,
+  storeUpdateMessage,
+} from '../../src/live/messages.ts';
+
+const bounds = { slowBytes: 1000, hardBytes: 5000 };
+const skipped = (n: number) => logsSkippedMessage(n);
+
+describe('a live client’s flow', () => {
+  it('sends everything while the client keeps up', () => {
+    const f = new ClientFlow(bounds);
+    expect(f.offer(0, 'a', true)).toEqual(['a']);
+    expect(f.offer(1000, 'b', true)).toEqual(['b']);
+    expect(f.skipped).toBe(0);
+  });
+
+  it('counts log events while the client is behind, still sends store updates, then tells it what it missed', () => {
+    const f = new ClientFlow(bounds);
+    expect(f.offer(1001, 'log1', true)).toEqual([]);
+    expect(f.offer(2000, 'log2', true)).toEqual([]);
+    expect(f.offer(2000, 'update', false)).toEqual(['update']);
+    expect(f.skipped).toBe(2);
+    expect(f.drained(1500)).toBeUndefined();
+    expect(f.drained(10)).toBe(skipped(2));
+    expect(f.skipped).toBe(0);
+    expect(f.drained(10)).toBeUndefined();
+  });
+
+  it('puts the notice of what was missed before the next message once the client caught up', () => {
+    const f = new ClientFlow(bounds);
+    f.offer(3000, 'log1', true);
+    expect(f.offer(0, 'log2', true)).toEqual([skipped(1), 'log2']);
+    f.offer(3000, 'log3', true);
+    expect(f.offer(0, 'update', false)).toEqual([skipped(1), 'update']);
+  });
+
+  it('adds a batch’s left-out rows to what the client missed, in one notice', () => {
+    const f = new ClientFlow(bounds);
+    expect(f.skip(0, 50)).toEqual([skipped(50)]);
+    f.offer(2000, 'log', true);
+    expect(f.skip(2000, 50)).toEqual([]);
+    expect(f.skip(0, 7)).toEqual([skipped(58)]);
+  });
+
+  it('closes a client past the hard bound', () => {
+    const f = new ClientFlow(bounds);
+    expect(f.offer(5001, 'log', true)).toBe('close');
+    expect(f.offer(5001, 'update', false)).toBe('close');
+    expect(f.skip(5001, 1)).toBe('close');
+  });
+});
+
+describe('live messages', () => {
+  it('has the reference’s shapes', () => {
+    expect(JSON.parse(logMessage({ id: 'x' }))).toEqual({ type: 'log', operation: 'create', payload: { id: 'x' } });
+    expect(JSON.parse(logsSkippedMessage(3))).toEqual({ type: 'logs_skipped', count: 3 });
+    expect(JSON.parse(storeUpdateMessage({ kind: 'provider', name: 'openai' }))).toEqual({
+      type: 'store_update',
+      kind: 'provider',
+      name: 'openai',
+    });
+    expect(JSON.parse(storeUpdateMessage({ kind: 'governance', virtual_key_ids: ['v1'] }))).toEqual({
+      type: 'store_update',
+      kind: 'governance',
+      virtual_key_ids: ['v1'],
+    });
+  });
+
+  it('names at most the newest 100 ids of a stored chunk, with the chunk’s row count', () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => `id-${i}`);
+    const notice = storedLogsNotice(ids);
+    expect(notice.length).toBeLessThan(2000);
+    expect(parseStoredLogs(notice)).toEqual({ ids: ids.slice(4900), rows: 5000 });
+    expect(parseStoredLogs(storedLogsNotice(['a', 'b']))).toEqual({ ids: ['a', 'b'], rows: 2 });
+  });
+
+  it('ignores malformed notices', () => {
+    for (const bad of ['', 'null', '{"ids":[],"rows":-1}', '{"ids":["a","b"],"rows":1}', '{"ids":"a","rows":1}']) {
+      expect(parseStoredLogs(bad), bad).toBeUndefined();
+    }
+    const tooMany = JSON.stringify({ ids: Array.from({ length: 101 }, (_, i) => String(i)), rows: 101 });
+    expect(parseStoredLogs(tooMany)).toBeUndefined();
+  });
+});

@@ -216,41 +216,38 @@ export function watchCall(
   return watch;
 }
 
-/** An ephemeral client secret minted by the provider for a browser (OpenAI's client_secrets shape). */
+/**
+ * An ephemeral client secret minted by the provider for a browser (OpenAI's client_secrets shape). The browser
+ * spends it directly at the provider, so the gateway never sees that usage: a candidate that any budget or token
+ * rate limit applies to is refused before anything is sent (request limits count the mint, as for any request).
+ */
 export async function mintClientSecret(
   rt: Runtime,
   req: RealtimeRequest,
   body: Record<string, unknown>,
   session: Record<string, unknown>,
 ): Promise<{ value: unknown; outcome: ExecOutcome }> {
-  const { value, outcome } = await admitted(rt, req, 'realtime client secrets', async (ep, ctx) => {
-    const json = JSON.stringify({ ...body, session: { ...session, model: ep.model(ctx) } });
-    const answer = await upstreamAnswer(ep, ctx, 'client_secrets', 'application/json', json, 'application/json');
-    try {
-      return JSON.parse(answer.text) as unknown;
-    } catch (err) {
-      throw new ProviderError('bad_response', 'the upstream client secret is not JSON', { cause: err });
-    }
-  });
-  return { value, outcome };
-}
-
-/**
- * One governed HTTP call: admitted like any request (the budget must have room for a response), then its
- * reservation released. A client secret's use is metered by the call or session it later opens, if that goes
- * through the gateway.
- */
-async function admitted<T>(
-  rt: Runtime,
-  req: RealtimeRequest,
-  label: string,
-  call: (ep: RealtimeEndpoints, ctx: CallContext) => Promise<T>,
-): Promise<{ value: T; outcome: ExecOutcome }> {
   const routed = route(rt, req);
   const meter = new SessionMeter(rt, req.id, routed.owners);
   try {
-    return await run(rt, req, routed, label, (cand) => meter.admit(cand), call);
+    return await run(
+      rt,
+      req,
+      routed,
+      'realtime client secrets',
+      (cand) => meter.admitUnmetered(cand, 'a client secret'),
+      async (ep, ctx) => {
+        const json = JSON.stringify({ ...body, session: { ...session, model: ep.model(ctx) } });
+        const answer = await upstreamAnswer(ep, ctx, 'client_secrets', 'application/json', json, 'application/json');
+        try {
+          return JSON.parse(answer.text) as unknown;
+        } catch (err) {
+          throw new ProviderError('bad_response', 'the upstream client secret is not JSON', { cause: err });
+        }
+      },
+    );
   } finally {
+    // Admission reserved nothing (no budget applied); released anyway so no path can leave a reservation behind.
     await meter.abandon().catch(() => undefined);
   }
 }

@@ -1,11 +1,14 @@
 // A realtime session's governance: the session is admitted like a request (rate limits counted once, a budget
 // reservation for its first response), then every `response.done` is charged as it arrives and the reservation
 // of the next response taken at once. When the budgets have no room for another response (or a token rate limit
-// is spent) the charge reports the denial, and the session is closed by its owner.
+// is spent) the charge reports the denial, and the session is closed by its owner. A use the gateway will never
+// see (a client secret's call runs at the provider) is refused whenever anything limits its spend.
 import type { RawData } from 'ws';
 import { BudgetGuard } from '../engine/budget-guard.ts';
 import type { Candidate } from '../governance/admission.ts';
-import type { Owners } from '../governance/limits.ts';
+import { modelOwners, type Owners, planLimits, scopeLabel } from '../governance/limits.ts';
+import type { ModelLimits } from '../governance/model.ts';
+import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import { messageOf } from '../util/errors.ts';
@@ -43,6 +46,20 @@ export class SessionMeter {
   async admit(cand: Candidate): Promise<void> {
     this.cand = cand;
     await this.guard.admit(cand, MAX_SESSION_MS);
+  }
+
+  /**
+   * Admission of a use whose usage the gateway cannot meter (`what`, e.g. a client secret): refused with 403
+   * `permission_denied` when a budget or a token rate limit applies to `cand`, else admitted like a request (its
+   * request limits counted). Judged per candidate: the engine may still fall back to one without such a limit.
+   */
+  async admitUnmetered(cand: Candidate, what: string): Promise<void> {
+    const limits = spendLimitsOf(this.owners, cand, this.rt.state.snapshot.governance.modelLimits, this.rt.now());
+    if (limits.length > 0) {
+      this.rt.metrics.denials.inc({ reason: 'unmetered_spend' });
+      throw unmeteredDenial(what, `${cand.provider}/${cand.model}`, limits);
+    }
+    await this.admit(cand);
   }
 
   /**
@@ -112,6 +129,34 @@ export class SessionMeter {
     const cost = BudgetGuard.costOf(this.rt, cand.provider, cand.model, usage, keyId);
     if (cost !== undefined) this.costNano = (this.costNano ?? 0) + cost;
   }
+}
+
+/**
+ * What limits the spend of `cand`, as admission would apply it (its budgets and token rate limits; request limits
+ * do not limit spend), named as admission errors name them. Pure.
+ */
+export function spendLimitsOf(owners: Owners, cand: Candidate, modelLimits: ModelLimits, nowMs: number): string[] {
+  const byModel = modelOwners(modelLimits, cand.provider, cand.model);
+  const plan = planLimits(owners, cand.providerConfig, nowMs, 0, false, byModel);
+  return [
+    ...plan.budgets.map((b) => `budget ${b.budgetId}`),
+    ...plan.tokenRates.map((r) => `the token rate limit of ${scopeLabel(r.scope, r.id, modelLimits)}`),
+  ];
+}
+
+/** At most this many limits are named in the refusal (a key may have many). */
+const NAMED_LIMITS = 3;
+
+/** The refusal of a mint whose use cannot be metered: why, and what to use instead. */
+export function unmeteredDenial(what: string, model: string, limits: string[]): GatewayError {
+  const named = limits.slice(0, NAMED_LIMITS).join(', ');
+  const more = limits.length > NAMED_LIMITS ? ` and ${limits.length - NAMED_LIMITS} more` : '';
+  return new GatewayError(
+    'permission_denied',
+    `${what} for ${model} cannot be minted while ${named}${more} ${limits.length === 1 ? 'applies' : 'apply'}: ` +
+      'it is spent directly at the provider, so its usage could not be metered; open the call through ' +
+      'POST /v1/realtime/calls or the session through GET /v1/realtime',
+  );
 }
 
 /** The usage of a frame when it is a `response.done` event, else undefined (most frames are not even parsed). */

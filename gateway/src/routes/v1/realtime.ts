@@ -302,11 +302,16 @@ function registerClientSecrets(app: FastifyInstance, rt: Runtime, defaultProvide
     summary: 'Mint an ephemeral client secret a browser opens a realtime call with',
     description:
       'OpenAI’s client-secret shape; `session.model` (or `model`) is `<provider>/<model>`. The provider mints the ' +
-      'secret with a gateway-managed key, so the browser never holds a provider key.',
+      'secret with a gateway-managed key, so the browser never holds a provider key. The browser then spends the ' +
+      'secret directly at the provider, where the gateway cannot meter it: when a budget (of the virtual key, its ' +
+      'provider config, team or customer, or of the model or provider) or a token rate limit applies, the mint is ' +
+      'refused with 403 `permission_denied` before anything is sent to the provider; open the call through ' +
+      '`POST /v1/realtime/calls` or the session through `GET /v1/realtime` instead, which are metered. Request ' +
+      'rate limits count the mint like any request.',
     tags: ['Realtime'],
     body: ClientSecretBody,
     responses: { 200: { description: 'The client secret and its session', json: ClientSecretView } },
-    errors: [402, 403, 429, 502, 504],
+    errors: [403, 429, 502, 504],
   };
   app.post('/realtime/client_secrets', { config: { openapi } }, async (request, reply) => {
     const parsed = ClientSecretBody.safeParse(request.body);

@@ -50,6 +50,11 @@ export interface ExecDeps {
 
 export interface ExecRequest<T> {
   candidates: Candidate[];
+  /**
+   * Before a candidate is admitted or called: may refuse it, as an error of that candidate (a virtual key naming a
+   * resource it does not own at the candidate's provider).
+   */
+  authorize?: (cand: Candidate) => Promise<void>;
   /** Governance admission before a candidate is called (rate limits, budget reservation). */
   admit?: (cand: Candidate) => Promise<void>;
   /** Caller headers the virtual key allows to reach the provider. */
@@ -126,6 +131,7 @@ async function executeAll<T>(deps: ExecDeps, req: ExecRequest<T>): Promise<{ val
           { param: 'model' },
         );
       }
+      if (req.authorize) await req.authorize(cand);
       const eligible = chooseKeys(entry, cand, req.pin);
       const { keys, mode } = req.sessionId ? await preferSticky(deps, cand, eligible, req.sessionId) : eligible;
       if (req.admit) await req.admit(cand);

@@ -1,6 +1,7 @@
 // One inference request from parsed body to result: routing, governance admission, pinning, stickiness,
 // execution, settlement and logging.
 
+import type { Candidate } from '../governance/admission.ts';
 import type { Owners } from '../governance/limits.ts';
 import type { RequestTelemetry } from '../plugins/telemetry/index.ts';
 import { secretsOf } from '../providers/shared/redact.ts';
@@ -11,6 +12,8 @@ import { BudgetGuard } from './budget-guard.ts';
 import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
 import type { BilledUnits, OperationSpec, UsageSummary } from './operations.ts';
 import { pinOf, sessionOf } from './request.ts';
+import { checkOwnsAll } from './resource-owners.ts';
+import type { ResourceRef } from './resource-ref.ts';
 import { type RoutedRequest, routeRequest } from './route-request.ts';
 import { markStreamFailureFrom, WatchedStream } from './stream-trail.ts';
 
@@ -88,7 +91,8 @@ export async function runUnary<Req, Res, Chunk>(
   p: Prepared,
 ): Promise<{ value: Res; outcome: ExecOutcome }> {
   p.telemetry?.setOperation(spec.requestType);
-  return run(rt, input, p, spec.label, (a) => {
+  const refs = input.owners.vk && spec.references?.(input.body);
+  return run(rt, input, p, spec.label, refs, (a) => {
     const fn = spec.unary(a);
     return fn && ((ctx) => fn(input.body, ctx));
   });
@@ -101,7 +105,8 @@ export async function runStream<Req, Res, Chunk>(
   p: Prepared,
 ): Promise<{ value: AsyncIterable<Chunk>; outcome: ExecOutcome }> {
   p.telemetry?.setOperation(spec.requestType);
-  const { value: chunks, outcome } = await run(rt, input, p, `streaming ${spec.label}`, (a) => {
+  const refs = input.owners.vk && spec.references?.(input.body);
+  const { value: chunks, outcome } = await run(rt, input, p, `streaming ${spec.label}`, refs, (a) => {
     const fn = spec.stream?.(a);
     return fn && ((ctx) => fn(input.body, ctx));
   });
@@ -115,12 +120,17 @@ function run<T>(
   input: InferenceInput<unknown>,
   p: Prepared,
   label: string,
+  /** What a virtual key's request names at the provider (OperationSpec.references); undefined for anyone else. */
+  refs: readonly ResourceRef[] | undefined,
   method: Parameters<typeof execute<T>>[1]['method'],
 ): Promise<{ value: T; outcome: ExecOutcome }> {
-  const forward = forwardHeaders(p.routed.owners.vk?.allowed_extra_headers, input.headers);
+  const vk = p.routed.owners.vk;
+  const forward = forwardHeaders(vk?.allowed_extra_headers, input.headers);
   const guard = p.guard;
   return execute(execDeps(rt), {
     candidates: p.routed.candidates,
+    // Checked per attempt, before admission: an owner record is per provider.
+    ...(refs && vk ? { authorize: (cand: Candidate) => checkOwnsAll(rt, vk.id, cand.provider, refs) } : {}),
     method,
     operationLabel: label,
     pin: pinOf(input.headers),

@@ -8,6 +8,8 @@ import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/c
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import { type EmbeddingRequest, type EmbeddingResponse, encodeAsRequested } from '../schemas/embeddings.ts';
 import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
+import { chatReferences, responsesReferences } from './referenced-resources.ts';
+import type { ResourceRef } from './resource-ref.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
 
 /**
@@ -59,6 +61,11 @@ export interface OperationSpec<Req, Res, Chunk> {
    * the reservation counts tokens only.
    */
   estimateUnits?(req: Req): BilledUnits | undefined;
+  /**
+   * The provider-held files and containers the request names (engine/referenced-resources.ts); a virtual key must
+   * own each at the provider an attempt goes to. Absent: the operation's requests name none.
+   */
+  references?(req: Req): readonly ResourceRef[] | undefined;
 }
 
 export function fromChatUsage(u: Usage | null | undefined): UsageSummary | undefined {
@@ -78,6 +85,7 @@ export const chatOp: OperationSpec<ChatRequest, ChatResponse, ChatChunk> = {
   stream: (a) => bind(a.chatStream, a),
   usage: (r) => fromChatUsage(r.usage),
   chunkUsage: (c) => fromChatUsage(c.usage),
+  references: chatReferences,
 };
 
 export const textCompletionOp: OperationSpec<TextCompletionRequest, TextCompletionResponse, TextCompletionResponse> = {
@@ -104,6 +112,7 @@ export const countTokensOp: OperationSpec<CountTokensRequest, CountTokensRespons
   label: 'count tokens',
   unary: (a) => bind(a.countTokens, a),
   usage: () => undefined,
+  references: chatReferences,
 };
 
 function responsesUsage(r: ResponsesResponse): UsageSummary | undefined {
@@ -156,6 +165,7 @@ export const responsesOp: OperationSpec<ResponsesRequest, ResponsesResponse, Res
     // Terminal Responses events carry the whole response object (OpenAI stream contract).
     return resp && typeof resp === 'object' ? responsesUsage(resp as ResponsesResponse) : undefined;
   },
+  references: responsesReferences,
 };
 
 function nowSec(): number {

@@ -29,8 +29,12 @@ function store(rt: Runtime): ResourceOwnerStore {
 
 /** Who a caller's resources belong to, and the virtual key held to them (undefined: the caller sees all). */
 export function callerOwner(principal: Principal | null): { owner: string; vkId: string | undefined } {
-  if (principal?.kind === 'virtual_key') return { owner: `vk:${principal.vk.id}`, vkId: principal.vk.id };
+  if (principal?.kind === 'virtual_key') return { owner: vkOwner(principal.vk.id), vkId: principal.vk.id };
   return { owner: GATEWAY_OWNER, vkId: undefined };
+}
+
+function vkOwner(vkId: string): string {
+  return `vk:${vkId}`;
 }
 
 /** The id as recorded: without a `<kind>s/` collection prefix, so Gemini's `files/abc` and `abc` are one file. */
@@ -65,6 +69,37 @@ export async function checkOwner(
   }
   if (vkId !== undefined && rec?.owner !== owner) throw notFound(ref);
   return rec;
+}
+
+/**
+ * A virtual key's proof that it owns every resource an inference request names at `provider` (checkOwner for
+ * many: one query per kind named). The first it cannot prove answers 404; unreadable records answer 503.
+ */
+export async function checkOwnsAll(
+  rt: Runtime,
+  vkId: string,
+  provider: string,
+  refs: readonly ResourceRef[],
+): Promise<void> {
+  const byKind = new Map<string, Set<string>>();
+  for (const ref of refs) {
+    const ids = byKind.get(ref.kind);
+    if (ids) ids.add(recordedId(ref));
+    else byKind.set(ref.kind, new Set([recordedId(ref)]));
+  }
+  for (const [kind, ids] of byKind) {
+    const own = await store(rt)
+      .ownedAmong(provider, kind, vkOwner(vkId), [...ids])
+      .catch((err: unknown) => {
+        rt.logger.error({ err: messageOf(err) }, 'resource owner lookup failed');
+        throw new GatewayError(
+          'service_unavailable',
+          'the owner of a resource this request names cannot be checked now; try again',
+        );
+      });
+    const missing = refs.find((ref) => ref.kind === kind && !own.has(recordedId(ref)));
+    if (missing) throw notFound(missing);
+  }
 }
 
 /** The owner record of a resource, for the gateway's own use (what a batch is charged to). */

@@ -1,6 +1,7 @@
 // OCR: served by providers with a document OCR API (mistral); billed by the pages the provider processed.
 import type { OcrRequest, OcrResponse } from '../../schemas/ocr.ts';
 import type { OperationSpec } from '../operations.ts';
+import { ocrReferences } from '../referenced-resources.ts';
 
 /**
  * Pages reserved when the request does not list them: the document's length is unknown until the provider read
@@ -23,4 +24,5 @@ export const ocrOp: OperationSpec<OcrRequest, OcrResponse, never> = {
   estimateUnits: (req) => ({
     pages: req.document.type === 'image_url' ? 1 : (req.pages?.length ?? OCR_PAGES_ALLOWANCE),
   }),
+  references: ocrReferences,
 };

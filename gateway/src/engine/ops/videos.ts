@@ -3,6 +3,7 @@
 // job will produce, charged when the job is accepted.
 import type { VideoCreateRequest, VideoJob } from '../../schemas/videos.ts';
 import type { BilledUnits, OperationSpec, UsageSummary } from '../operations.ts';
+import { videoCreateReferences, videoRemixReferences } from '../referenced-resources.ts';
 
 /** What the engine runs for a remix: the source video's provider-native id, and its model for governance. */
 export interface VideoRemixRequest {
@@ -48,6 +49,7 @@ export const videoCreateOp: OperationSpec<VideoCreateRequest, VideoJob, never> =
   },
   usage: videoUsage,
   estimateUnits: (req) => reservedSeconds(req.seconds, DEFAULT_RESERVED_SECONDS),
+  references: videoCreateReferences,
 };
 
 export const videoRemixOp: OperationSpec<VideoRemixRequest, VideoJob, never> = {
@@ -60,4 +62,5 @@ export const videoRemixOp: OperationSpec<VideoRemixRequest, VideoJob, never> = {
   },
   usage: videoUsage,
   estimateUnits: (req) => reservedSeconds(req.seconds, LONGEST_SECONDS),
+  references: videoRemixReferences,
 };

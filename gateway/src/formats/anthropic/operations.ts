@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import { formatIssues, issueParam } from '../../config/issues.ts';
 import type { OperationSpec, UsageSummary } from '../../engine/operations.ts';
+import { messagesReferences } from '../../engine/referenced-resources.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import { SSE_CONTENT_TYPE, sseFrame } from '../../http/stream-writer.ts';
@@ -89,6 +90,7 @@ export const messagesSpec: OperationSpec<MessagesRequest, JsonObject, NativeEven
     );
   },
   usage: (res) => (isRecord(res['usage']) ? fromAnthropicUsage(res['usage']) : undefined),
+  references: messagesReferences,
 };
 
 export const countTokensSpec: OperationSpec<CountTokensRequest, JsonObject, never> = {
@@ -103,6 +105,7 @@ export const countTokensSpec: OperationSpec<CountTokensRequest, JsonObject, neve
     );
   },
   usage: () => undefined,
+  references: messagesReferences,
 };
 
 /**

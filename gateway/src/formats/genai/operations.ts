@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import { formatIssues, issueParam } from '../../config/issues.ts';
 import { embeddingsOp, type OperationSpec } from '../../engine/operations.ts';
+import { genaiReferences } from '../../engine/referenced-resources.ts';
 import { GatewayError } from '../../http/errors.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
 import type { CallContext, JsonObject, ProviderAdapter } from '../../providers/types.ts';
@@ -105,6 +106,7 @@ export const modelsCallSpec: OperationSpec<GenaiCall, GenaiResult, JsonObject> =
   },
   usage: (r) => r.usage,
   chunkUsage: usageOf,
+  references: genaiReferences,
 };
 
 /** `gemini-2.5-flash:generateContent` (or `openai/gpt-4o-mini:generateContent`) -> model and method. */

@@ -36,7 +36,7 @@ export interface RequestLog {
 }
 
 /** The COPY's column list; `copyLine` writes the fields in this order (a mismatch fails every COPY in the tests). */
-const COLUMNS = [
+export const LOG_COLUMNS = [
   'id',
   'created_at',
   'request_type',
@@ -63,13 +63,13 @@ const COLUMNS = [
   'content',
   'cache_debug',
 ] as const;
-const COLUMNS_SQL = COLUMNS.join(', ');
+const COLUMNS_SQL = LOG_COLUMNS.join(', ');
 
 const COPY_SQL = `COPY request_logs (${COLUMNS_SQL}) FROM STDIN`;
 
 /**
  * One row in COPY text format: tab-separated, `\\N` for NULL, backslash escapes, ending in a newline. The
- * fields are written in COLUMNS order by one template: one string per row, built on every request.
+ * fields are written in LOG_COLUMNS order by one template: one string per row, built on every request.
  */
 export function copyLine(e: RequestLog): string {
   return `${copyEscape(e.id)}\t${isoMillis(e.created_at)}\t${copyEscape(e.request_type)}\t${text(e.provider)}\t${text(

@@ -7,43 +7,15 @@ import { checkPathParam, invalidInput } from './input.ts';
 import { LogAdmin } from './log-admin.ts';
 import { checkFilterRanges, FILTER_FIELDS, filterSql, LogFilters, whereOf } from './log-filters.ts';
 import { LogHistograms } from './log-histograms.ts';
-import { copyText, type RequestLog, writeLogLines } from './log-rows.ts';
+import { copyText, LOG_COLUMNS, type RequestLog, writeLogLines } from './log-rows.ts';
 
 export const SORT_KEYS = ['timestamp', 'latency', 'tokens', 'cost'] as const;
 
 /** Ids `byIds` takes at a time. */
 export const MAX_BY_IDS = 1000;
 
-/**
- * Every column of request_logs but `content`, in table order (`byIds` reads content bounded). A column added by
- * a migration must be added here too: a test compares `byIds` with `get`.
- */
-const LISTED_COLUMNS = [
-  'id',
-  'created_at',
-  'request_type',
-  'provider',
-  'original_model_requested',
-  'resolved_model_used',
-  'status',
-  'status_code',
-  'stream',
-  'latency_ms',
-  'selected_key_id',
-  'selected_key_name',
-  'attempt_trail',
-  'fallback_index',
-  'prompt_tokens',
-  'completion_tokens',
-  'total_tokens',
-  'error',
-  'virtual_key_id',
-  'team_id',
-  'customer_id',
-  'cost_nano',
-  'routing_rule_id',
-  'cache_debug',
-].join(', ');
+/** Every column of request_logs but `content` (`byIds` reads content bounded). */
+const LISTED_COLUMNS = LOG_COLUMNS.filter((c) => c !== 'content').join(', ');
 type SortKey = (typeof SORT_KEYS)[number];
 
 /** GET /api/logs: the reference's query parameters, plus `team_ids`, `customer_ids` and cursor pagination. */

@@ -13,7 +13,7 @@ export default defineConfig({
     chunkSizeWarningLimit: 2000,
   },
   server: {
-    // `npm run dev -w ui`: the page on Vite, /api proxied to a gateway on :8080.
-    proxy: { '/api': 'http://127.0.0.1:8080' },
+    // `npm run dev -w ui`: the page on Vite, /api and the live-update socket /ws proxied to a gateway on :8080.
+    proxy: { '/api': 'http://127.0.0.1:8080', '/ws': { target: 'http://127.0.0.1:8080', ws: true } },
   },
 });

@@ -1,5 +1,5 @@
-// The frame of every page: a header (who is logged in, logout, and a warning when authentication is off), the
-// navigation built from pages/registry.tsx, and the page itself.
+// The frame of every page: a header (the live-update connection, who is logged in, logout, and a warning when
+// authentication is off), the navigation built from pages/registry.tsx, and the page itself.
 import {
   Alert,
   Anchor,
@@ -17,7 +17,9 @@ import {
 import { useDisclosure } from '@mantine/hooks';
 import { Suspense } from 'react';
 import { Outlet, NavLink as RouterNavLink, useLocation } from 'react-router';
+import { useLiveCacheSync } from '../api/live-cache.ts';
 import { useSession } from '../auth/session.tsx';
+import { LiveStatus } from '../components/LiveStatus.tsx';
 import { pages } from '../pages/registry.tsx';
 
 export function Shell() {
@@ -26,6 +28,8 @@ export function Shell() {
   const location = useLocation();
   const authOff = state.status === 'authenticated' && !state.authEnabled;
   const user = state.status === 'authenticated' ? state.user : undefined;
+  // The shell lives as long as the session: it holds the page's live-update socket open.
+  useLiveCacheSync();
   return (
     <AppShell
       header={{ height: authOff ? 96 : 56 }}
@@ -44,6 +48,7 @@ export function Shell() {
             </Title>
           </Group>
           <Group gap="sm" wrap="nowrap">
+            <LiveStatus label="Live updates" />
             {user && (
               <Text size="sm" c="dimmed">
                 {user.kind === 'admin' ? (

@@ -1,17 +1,21 @@
 // The logs explorer: filters bound to the URL query, totals and charts over the same filters, the matching
-// requests page by page (keyset: next_cursor), and (under logs/:id) one request's detail.
-import { Anchor, Badge, Button, Group, Stack, Table, Text, Title } from '@mantine/core';
+// requests page by page (keyset: next_cursor), new requests added on top while Live is on, and (under logs/:id)
+// one request's detail.
+import { Alert, Anchor, Badge, Button, Group, Stack, Switch, Table, Text, Title } from '@mantine/core';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link, Route, Routes, useLocation, useSearchParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { ErrorAlert, Loading } from '../../components/feedback.tsx';
+import { LiveStatus } from '../../components/LiveStatus.tsx';
 import { FilterBar, useOwners } from './FilterBar.tsx';
-import { apiFilters, type LogFilterState, readFilters, writeFilters } from './filters.ts';
+import { type ApiQuery, apiFilters, LIVE_PARAM, type LogFilterState, readFilters, writeFilters } from './filters.ts';
 import { formatCost, formatCount, formatMs, formatTime } from './format.ts';
 import { LogCharts, StatsCards } from './LogCharts.tsx';
 import { LogDetail } from './LogDetail.tsx';
+import { withLiveRows } from './live-rows.ts';
 import type { LogPage, Named } from './types.ts';
+import { type LiveFeed, useLiveRows } from './useLiveRows.ts';
 
 export default function LogsPage() {
   return (
@@ -24,31 +28,94 @@ export default function LogsPage() {
 
 function Explorer() {
   const [params, setParams] = useSearchParams();
-  const search = params.toString();
+  const live = params.get(LIVE_PARAM) === '1';
+  // The filters' part of the address: switching Live neither refetches nor resets the form.
+  const search = useMemo(() => {
+    const p = new URLSearchParams(params);
+    p.delete(LIVE_PARAM);
+    return p.toString();
+  }, [params]);
   const filters = useMemo(() => readFilters(new URLSearchParams(search)), [search]);
   // A preset range ("last hour") is fixed when the filters change or on Refresh, so every query shares one window.
   const [refreshed, setRefreshed] = useState(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: refreshed and search are the moments "now" is taken
   const now = useMemo(() => Date.now(), [search, refreshed]);
   const query = useMemo(() => apiFilters(filters, now), [filters, now]);
-  const apply = (f: LogFilterState) => setParams(writeFilters(f));
+  const apply = (f: LogFilterState) => {
+    const p = writeFilters(f);
+    if (live) p.set(LIVE_PARAM, '1');
+    setParams(p);
+  };
+  const setLive = (on: boolean) =>
+    setParams(
+      (prev) => {
+        const p = new URLSearchParams(prev);
+        if (on) p.set(LIVE_PARAM, '1');
+        else p.delete(LIVE_PARAM);
+        return p;
+      },
+      { replace: true },
+    );
+  const refresh = () => setRefreshed((n) => n + 1);
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={2}>Logs</Title>
-        <Button variant="default" onClick={() => setRefreshed((n) => n + 1)}>
-          Refresh
-        </Button>
+        <Group gap="md">
+          <Switch label="Live" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} />
+          {live && <LiveStatus label="Live logs" />}
+          <Button variant="default" onClick={refresh}>
+            Refresh
+          </Button>
+        </Group>
       </Group>
       <Text size="sm" c="dimmed">
         Every request the gateway served, with its cost, tokens and latency. Filters are kept in the address, so a
-        filtered view can be bookmarked or shared.
+        filtered view can be bookmarked or shared. With Live on, new requests that match are added to the top of the
+        list as they are logged (totals and charts stay as of the last refresh).
       </Text>
       <FilterBar key={search} initial={filters} onApply={apply} />
       <StatsCards query={query} />
       <LogCharts query={query} />
-      <LogList query={query} sortBy={filters.sort_by} order={filters.order} limit={Number(filters.limit) || 50} />
+      <LogList
+        // A refresh or new filters start the live rows afresh, over the newly fetched list.
+        key={`${search}|${now}`}
+        query={query}
+        filters={filters}
+        live={live}
+        onRefresh={refresh}
+      />
     </Stack>
+  );
+}
+
+/** What the live feed could not place in the list, with the refresh that would. */
+function LiveNotice({ feed, onRefresh }: { feed: LiveFeed; onRefresh: () => void }) {
+  const lines: string[] = [];
+  if (feed.more > 0) lines.push(`${formatCount(feed.more)} more new ${feed.more === 1 ? 'request' : 'requests'}`);
+  if (feed.unsure > 0) {
+    lines.push(
+      `${formatCount(feed.unsure)} new ${feed.unsure === 1 ? 'request' : 'requests'} that may match these filters ` +
+        '(text search and sort order are checked by the gateway)',
+    );
+  }
+  if (feed.interrupted) lines.push('The live connection was interrupted: requests logged meanwhile are not shown');
+  if (lines.length === 0) return null;
+  return (
+    <Alert color="blue" role="status" aria-label="New requests not shown" py="xs">
+      <Group justify="space-between" wrap="nowrap">
+        <Stack gap={2}>
+          {lines.map((l) => (
+            <Text size="sm" key={l}>
+              {l} — refresh to see them.
+            </Text>
+          ))}
+        </Stack>
+        <Button size="xs" variant="light" onClick={onRefresh}>
+          Refresh the list
+        </Button>
+      </Group>
+    </Alert>
   );
 }
 
@@ -57,20 +124,26 @@ function nameOf(rows: Named[] | undefined, id: string | null): string {
   return rows?.find((r) => r.id === id)?.name ?? id;
 }
 
-function LogList(props: { query: Record<string, string | undefined>; sortBy: string; order: string; limit: number }) {
+function LogList(props: { query: ApiQuery; filters: LogFilterState; live: boolean; onRefresh: () => void }) {
   const location = useLocation();
   const owners = useOwners();
+  const { sort_by: sortBy, order } = props.filters;
+  const limit = Number(props.filters.limit) || 50;
   const list = useInfiniteQuery({
-    queryKey: ['logs', 'list', props.query, props.sortBy, props.order, props.limit],
+    queryKey: ['logs', 'list', props.query, sortBy, order, limit],
     queryFn: ({ pageParam }) =>
       api.get<LogPage>('/logs', {
-        query: { ...props.query, sort_by: props.sortBy, order: props.order, limit: props.limit, cursor: pageParam },
+        query: { ...props.query, sort_by: sortBy, order, limit, cursor: pageParam },
       }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.pagination.next_cursor,
   });
-  const rows = list.data?.pages.flatMap((p) => p.logs) ?? [];
-  const total = list.data?.pages[0]?.pagination.total_count ?? 0;
+  // At most a page of live rows on top: past that, the list says how many more a refresh would show.
+  const feed = useLiveRows(props.live, props.filters, limit);
+  const fetched = list.data?.pages.flatMap((p) => p.logs) ?? [];
+  const rows = withLiveRows(feed.rows, fetched);
+  // The live rows shown count; those only the notice mentions do not (some may not match).
+  const total = (list.data?.pages[0]?.pagination.total_count ?? 0) + (rows.length - fetched.length);
   // The detail's "back" link returns to this exact filtered view.
   const back = `${location.pathname}${location.search}`;
   return (
@@ -79,6 +152,7 @@ function LogList(props: { query: Record<string, string | undefined>; sortBy: str
         Requests
       </Title>
       <ErrorAlert error={list.error} title="Could not load the logs" />
+      <LiveNotice feed={feed} onRefresh={props.onRefresh} />
       {list.isPending ? (
         <Loading what="logs" />
       ) : rows.length === 0 ? (

@@ -16,6 +16,8 @@ export const LIST_FIELDS = ['providers', 'models', 'status', 'virtual_key_ids', 
 export const BOUND_FIELDS = ['min_latency', 'max_latency', 'min_cost', 'max_cost'] as const;
 export const SORT_KEYS = ['timestamp', 'latency', 'tokens', 'cost'] as const;
 export const PAGE_SIZES = ['10', '25', '50', '100'] as const;
+/** `live=1`: new requests are added to the list as they are logged. Kept in the address, not a filter. */
+export const LIVE_PARAM = 'live';
 
 type ListField = (typeof LIST_FIELDS)[number];
 type BoundField = (typeof BOUND_FIELDS)[number];

@@ -55,6 +55,8 @@ export interface LogEntry {
   customer_id: string | null;
   /** USD; null when the model had no price. */
   cost: number | null;
+  /** The same in nano-dollars, as stored (and as the cost filters compare). */
+  cost_nano?: number | null;
   routing_rule_id: string | null;
   /** `{"request": ..., "response": ...}`; null when content logging is off. */
   content: unknown;

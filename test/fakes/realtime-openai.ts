@@ -45,6 +45,8 @@ export class RealtimeFake {
   readonly calls: RecordedCall[] = [];
   /** Usage of every response.done. */
   usage = { input: 120, output: 1000, cached: 20 };
+  /** When set, the whole `usage` block of every response.done instead (audio details and all). */
+  usageBlock: Record<string, unknown> | undefined;
   /** Status for the next upgrades, in order (refused with an OpenAI error body). */
   readonly refusals: number[] = [];
   /** Sideband connections to calls, in order. */
@@ -173,6 +175,7 @@ export class RealtimeFake {
     this.hangups.length = 0;
     this.hangupFailures.length = 0;
     this.callLocation = 'path';
+    this.usageBlock = undefined;
   }
 
   /** The call answers once (as the browser's speech would make it): every sideband sees the response. */
@@ -223,7 +226,7 @@ export class RealtimeFake {
         object: 'realtime.response',
         status: 'completed',
         output: [],
-        usage: {
+        usage: this.usageBlock ?? {
           total_tokens: input + output,
           input_tokens: input,
           output_tokens: output,

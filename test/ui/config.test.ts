@@ -36,7 +36,7 @@ describe('config page', () => {
     await client.getByLabel('Allowed origins (CORS)').fill('https://app.example.com');
     await client.getByLabel('Allowed origins (CORS)').press('Enter');
     await client.getByRole('button', { name: 'Save client settings' }).click();
-    await expect.poll(async () => (await config()).client_config.log_retention_days).toBe(7);
+    await expect.poll(async () => (await config()).client_config.log_retention_days, { timeout: 10_000 }).toBe(7);
     const saved = (await config()).client_config;
     expect(saved.allowed_origins).toEqual(['https://app.example.com']);
     expect(saved.enforce_auth_on_inference).toBe(true);
@@ -46,7 +46,9 @@ describe('config page', () => {
     await proxy.getByLabel('Username').fill('gw');
     await proxy.getByLabel('Password', { exact: true }).fill('proxy-secret-0123456789');
     await proxy.getByRole('button', { name: 'Save proxy settings' }).click();
-    await expect.poll(async () => (await config()).proxy_config.url).toBe('http://proxy.internal:3128');
+    await expect
+      .poll(async () => (await config()).proxy_config.url, { timeout: 10_000 })
+      .toBe('http://proxy.internal:3128');
     const hint = (await config()).proxy_config.password;
     expect(hint).not.toContain('proxy-secret-0123456789');
     await page.reload();

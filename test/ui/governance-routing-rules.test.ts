@@ -107,7 +107,7 @@ describe('routing rules page', () => {
 
     // Disabled from the list.
     await page.getByRole('switch', { name: 'Enabled: long-context' }).click({ force: true });
-    await expect.poll(async () => (await rules())[0]?.enabled).toBe(false);
+    await expect.poll(async () => (await rules())[0]?.enabled, { timeout: 10_000 }).toBe(false);
     expect(problems).toEqual([]);
     await context.close();
   }, 90_000);

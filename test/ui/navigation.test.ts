@@ -27,7 +27,8 @@ describe('navigation', () => {
     for (const label of labels) {
       const link = nav.getByRole('link', { name: label, exact: true });
       await link.click();
-      await expect.poll(() => link.getAttribute('aria-current'), { message: label }).toBe('page');
+      // A page's code is loaded on its first visit: on a busy machine that takes longer than expect.poll's 1 s.
+      await expect.poll(() => link.getAttribute('aria-current'), { message: label, timeout: 15_000 }).toBe('page');
       await page.locator('#main h2').first().waitFor();
       await page.waitForLoadState('networkidle');
       await screenshot(page, `page-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);

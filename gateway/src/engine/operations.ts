@@ -38,10 +38,23 @@ export interface BilledUnits {
 }
 
 /**
- * Usage in the unified (OpenAI chat) shape, details included (cost depends on cached tokens), and the non-token
- * units of operations billed otherwise.
+ * The audio tokens inside a usage's counts (realtime and audio chat models price them apart from text tokens):
+ * subsets of the totals, never in addition to them.
  */
-export type UsageSummary = Usage & { units?: BilledUnits };
+export interface AudioTokens {
+  /** Audio tokens among `prompt_tokens`, cached ones included. */
+  prompt_tokens?: number;
+  /** Cached audio tokens: among the audio prompt tokens and among `prompt_tokens_details.cached_tokens`. */
+  cached_read_tokens?: number;
+  /** Audio tokens among `completion_tokens`. */
+  completion_tokens?: number;
+}
+
+/**
+ * Usage in the unified (OpenAI chat) shape, details included (cost depends on cached tokens), the audio tokens
+ * among its counts (absent when there are none), and the non-token units of operations billed otherwise.
+ */
+export type UsageSummary = Usage & { units?: BilledUnits; audio?: AudioTokens };
 
 type Unary<Req, Res> = (a: ProviderAdapter) => ((req: Req, ctx: CallContext) => Promise<Res>) | undefined;
 type Streaming<Req, Chunk> = (
@@ -68,10 +81,28 @@ export interface OperationSpec<Req, Res, Chunk> {
   references?(req: Req): readonly ResourceRef[] | undefined;
 }
 
+/**
+ * The summary of a chat usage block: its counts, its cache details (cached reads and writes are priced apart) and
+ * its audio tokens (`prompt_tokens_details.audio_tokens`, `completion_tokens_details.audio_tokens`; chat reports
+ * no cached audio count). A block without audio gets no `audio`, so its cost takes the text-only path.
+ */
 export function fromChatUsage(u: Usage | null | undefined): UsageSummary | undefined {
-  return u
-    ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens }
-    : undefined;
+  if (!u) return undefined;
+  const out: UsageSummary = {
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.total_tokens,
+  };
+  const prompt = u.prompt_tokens_details;
+  if (prompt) {
+    const cached = prompt.cached_tokens;
+    const written = prompt.cache_creation_tokens;
+    if (cached || written) out.prompt_tokens_details = { cached_tokens: cached, cache_creation_tokens: written };
+  }
+  const audioIn = prompt?.audio_tokens;
+  const audioOut = u.completion_tokens_details?.audio_tokens;
+  if (audioIn || audioOut) out.audio = { prompt_tokens: audioIn, completion_tokens: audioOut };
+  return out;
 }
 
 function bind<Req, Res>(fn: ((req: Req, ctx: CallContext) => Promise<Res>) | undefined, self: ProviderAdapter) {

@@ -6,7 +6,7 @@
 // counts in BigInt and rounded up to the next whole nano. Rounding up means a non-zero usage at a
 // non-zero price never costs 0.
 
-import type { BilledUnits, UsageSummary } from '../engine/operations.ts';
+import type { AudioTokens, BilledUnits, UsageSummary } from '../engine/operations.ts';
 import { isRecord } from '../util/records.ts';
 import type { ModelPrice } from './model.ts';
 import { femtoPerUnit, unitsFemto } from './pricing/units.ts';
@@ -20,6 +20,8 @@ export interface UsageTokens {
   completion_tokens: number;
   cached_read_tokens?: number | undefined;
   cache_write_tokens?: number | undefined;
+  /** The audio tokens among the counts above (realtime and audio chat models); absent when there are none. */
+  audio?: AudioTokens | undefined;
   /** Non-token units (images, seconds, characters, pages, search units); priced only when no token is reported. */
   units?: BilledUnits | undefined;
 }
@@ -37,6 +39,8 @@ const FEMTO_PER_NANO = 1_000_000n;
  * falling back to `input` when the price has no such rate), and only the remaining prompt tokens at
  * `input`: cached tokens are never billed twice. If the cached counts exceed prompt_tokens (a provider
  * reporting them outside the prompt), no prompt token is billed at `input` and the cached ones still are.
+ * Audio tokens, when the usage has any, are billed at the audio rates (see audioFemto) and only the rest of
+ * each count at the text rates.
  * An answer without tokens is billed by its units (pricing/units.ts: the rule and the unit prices).
  */
 export function costNano(price: ModelPrice, usage: UsageTokens): number {
@@ -45,6 +49,9 @@ export function costNano(price: ModelPrice, usage: UsageTokens): number {
   if (prompt === 0n && completion === 0n) return toNano(unitsFemto(price, usage.units, 'charge'));
   const cachedRead = tokens(usage.cached_read_tokens);
   const cacheWrite = tokens(usage.cache_write_tokens);
+  // Text-only usage (nearly every request) pays for audio pricing with this one property check.
+  const audio = usage.audio;
+  if (audio !== undefined) return toNano(audioFemto(price, prompt, completion, cachedRead, cacheWrite, audio));
   const uncached = prompt - cachedRead - cacheWrite;
   const femto =
     (uncached > 0n ? uncached : 0n) * femtoPerToken(price.input) +
@@ -52,6 +59,40 @@ export function costNano(price: ModelPrice, usage: UsageTokens): number {
     cacheWrite * femtoPerToken(price.cache_write ?? price.input) +
     completion * femtoPerToken(price.output);
   return toNano(femto);
+}
+
+/**
+ * The cost of a usage with audio tokens, in 1e-15 USD. The audio counts are subsets of the totals: audio prompt
+ * tokens not cached at `input_audio`, cached audio at `cache_read_audio`, audio completion tokens at
+ * `output_audio`; the rest of each total at the text rates as costNano bills them. A missing audio rate falls
+ * back to the text rate of the same kind: `input`, `output`, and for cached audio `cache_read` (a cache discount
+ * the price has for text), else the uncached audio rate (no discount known, as cached text without `cache_read`
+ * pays `input`). Counts beyond their totals are still billed at their own rates, and no total goes below zero.
+ */
+function audioFemto(
+  price: ModelPrice,
+  prompt: bigint,
+  completion: bigint,
+  cachedRead: bigint,
+  cacheWrite: bigint,
+  audio: AudioTokens,
+): bigint {
+  const inputAudio = price.input_audio ?? price.input;
+  const audioIn = tokens(audio.prompt_tokens);
+  const audioCached = bigMin(tokens(audio.cached_read_tokens), audioIn);
+  const audioUncached = audioIn - audioCached;
+  const audioOut = tokens(audio.completion_tokens);
+  const textCached = nonNegative(cachedRead - audioCached);
+  const textUncached = nonNegative(prompt - cachedRead - cacheWrite - audioUncached);
+  return (
+    textUncached * femtoPerToken(price.input) +
+    textCached * femtoPerToken(price.cache_read ?? price.input) +
+    cacheWrite * femtoPerToken(price.cache_write ?? price.input) +
+    audioUncached * femtoPerToken(inputAudio) +
+    audioCached * femtoPerToken(price.cache_read_audio ?? price.cache_read ?? inputAudio) +
+    nonNegative(completion - audioOut) * femtoPerToken(price.output) +
+    audioOut * femtoPerToken(price.output_audio ?? price.output)
+  );
 }
 
 /** UsageTokens from the unified (OpenAI-shaped) usage block, with the operation's units when it has any. */
@@ -62,22 +103,29 @@ export function usageTokens(usage: UsageSummary): UsageTokens {
     cached_read_tokens: usage.prompt_tokens_details?.cached_tokens,
     cache_write_tokens: usage.prompt_tokens_details?.cache_creation_tokens,
   };
+  if (usage.audio) out.audio = usage.audio;
   if (usage.units) out.units = usage.units;
   return out;
 }
 
 /**
  * The most a request can cost: every input token at the dearer of `input` and `cache_write` (a request
- * may write its whole prompt to the cache), plus `maxOutputTokens` at `output`; or, for an operation billed
- * by units, the units estimated from the request at their dearest fitting price, when that is more (the answer
- * is billed by one or the other, see costNano). Held at admission.
+ * may write its whole prompt to the cache), plus `maxOutputTokens` at the dearer of `output` and `output_audio`
+ * (an audio model may answer in audio); or, for an operation billed by units, the units estimated from the
+ * request at their dearest fitting price, when that is more (the answer is billed by one or the other, see
+ * costNano). Held at admission. Input stays at the text rates: audio sent in a request body is counted as its
+ * base64 text, many times its audio tokens (estimateInputTokens).
  */
 export function reservationNano(
   price: ModelPrice,
   req: { inputTokens: number; maxOutputTokens: number; units?: BilledUnits | undefined },
 ): number {
   const inputFemto = bigMax(femtoPerToken(price.input), femtoPerToken(price.cache_write ?? price.input));
-  const femto = tokens(req.inputTokens) * inputFemto + tokens(req.maxOutputTokens) * femtoPerToken(price.output);
+  const outputFemto =
+    price.output_audio === undefined
+      ? femtoPerToken(price.output)
+      : bigMax(femtoPerToken(price.output), femtoPerToken(price.output_audio));
+  const femto = tokens(req.inputTokens) * inputFemto + tokens(req.maxOutputTokens) * outputFemto;
   return toNano(bigMax(femto, unitsFemto(price, req.units, 'reserve')));
 }
 
@@ -239,6 +287,14 @@ function toNano(femto: bigint): number {
 
 function bigMax(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
+}
+
+function bigMin(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
+
+function nonNegative(n: bigint): bigint {
+  return n > 0n ? n : 0n;
 }
 
 function positiveInt(v: unknown): number | undefined {

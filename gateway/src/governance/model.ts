@@ -102,6 +102,14 @@ export interface ModelPrice {
   output: number;
   cache_read?: number | undefined;
   cache_write?: number | undefined;
+  /**
+   * Per audio token among the prompt, completion and cached-read tokens (realtime and audio chat models), each
+   * billed instead of the text rate for those tokens; absent, they cost what a text token of their kind costs
+   * (cost.ts says exactly how).
+   */
+  input_audio?: number | undefined;
+  output_audio?: number | undefined;
+  cache_read_audio?: number | undefined;
   /** Largest output the model produces, for reservations when the request sets no max_tokens. */
   max_output_tokens?: number | undefined;
   /** Per image generated at the model's default size and quality (and where no variant below matches). */

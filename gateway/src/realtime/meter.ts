@@ -5,6 +5,7 @@
 // see (a client secret's call runs at the provider) is refused whenever anything limits its spend.
 import type { RawData } from 'ws';
 import { BudgetGuard } from '../engine/budget-guard.ts';
+import type { UsageSummary } from '../engine/operations.ts';
 import type { Candidate } from '../governance/admission.ts';
 import { modelOwners, type Owners, planLimits, scopeLabel } from '../governance/limits.ts';
 import type { ModelLimits } from '../governance/model.ts';
@@ -66,13 +67,13 @@ export class SessionMeter {
    * Charges one finished response, then reserves the next. Resolves to the denial (a GatewayError or the
    * coordinator's failure) when the session may not go on, else undefined.
    */
-  charge(usage: Usage, keyId: string): Promise<unknown> {
+  charge(usage: UsageSummary, keyId: string): Promise<unknown> {
     const next = this.chain.then(() => this.chargeNow(usage, keyId));
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  private async chargeNow(usage: Usage, keyId: string): Promise<unknown> {
+  private async chargeNow(usage: UsageSummary, keyId: string): Promise<unknown> {
     this.add(usage);
     const settled = this.guard.settle(usage, keyId);
     if (settled.costNano !== undefined) this.costNano = (this.costNano ?? 0) + settled.costNano;
@@ -123,7 +124,7 @@ export class SessionMeter {
   }
 
   /** Outside governance the cost is only priced, for the log. */
-  private addUngoverned(usage: Usage, keyId: string): void {
+  private addUngoverned(usage: UsageSummary, keyId: string): void {
     const cand = this.cand;
     if (!cand) return;
     const cost = BudgetGuard.costOf(this.rt, cand.provider, cand.model, usage, keyId);
@@ -160,7 +161,7 @@ export function unmeteredDenial(what: string, model: string, limits: string[]): 
 }
 
 /** The usage of a frame when it is a `response.done` event, else undefined (most frames are not even parsed). */
-export function responseDoneUsage(data: RawData): Usage | undefined {
+export function responseDoneUsage(data: RawData): UsageSummary | undefined {
   const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
   // Only `response.done` carries usage; audio deltas (base64) never contain a quoted event name.
   if (!buf.includes('"response.done"')) return undefined;
@@ -173,17 +174,28 @@ export function responseDoneUsage(data: RawData): Usage | undefined {
   return field(event, 'type') === 'response.done' ? realtimeUsage(event) : undefined;
 }
 
-/** The unified usage of a realtime `response.done` (`response.usage`: input/output tokens and their details). */
-export function realtimeUsage(event: unknown): Usage | undefined {
+/**
+ * The unified usage of a realtime `response.done` (`response.usage`: input/output tokens and their details). The
+ * audio counts (`input_token_details.audio_tokens`, its `cached_tokens_details.audio_tokens`,
+ * `output_token_details.audio_tokens`) are parts of the input and output totals, priced at the audio rates.
+ */
+export function realtimeUsage(event: unknown): UsageSummary | undefined {
   const response = field(event, 'response');
   const u = field(response, 'usage');
   if (u === undefined) return undefined;
   const input = count(field(u, 'input_tokens'));
   const output = count(field(u, 'output_tokens'));
   const total = count(field(u, 'total_tokens')) || input + output;
-  const cached = count(field(field(u, 'input_token_details'), 'cached_tokens'));
-  const usage: Usage = { prompt_tokens: input, completion_tokens: output, total_tokens: total };
+  const inputDetails = field(u, 'input_token_details');
+  const cached = count(field(inputDetails, 'cached_tokens'));
+  const usage: UsageSummary = { prompt_tokens: input, completion_tokens: output, total_tokens: total };
   if (cached > 0) usage.prompt_tokens_details = { cached_tokens: cached };
+  const audioIn = count(field(inputDetails, 'audio_tokens'));
+  const audioCached = count(field(field(inputDetails, 'cached_tokens_details'), 'audio_tokens'));
+  const audioOut = count(field(field(u, 'output_token_details'), 'audio_tokens'));
+  if (audioIn > 0 || audioOut > 0) {
+    usage.audio = { prompt_tokens: audioIn, cached_read_tokens: audioCached, completion_tokens: audioOut };
+  }
   return usage;
 }
 

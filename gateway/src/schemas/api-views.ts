@@ -185,6 +185,9 @@ export const PricingOverrideView = z
     output_cost_per_video_per_second: z.number().nullable(),
     cost_per_search_unit: z.number().nullable(),
     cost_per_container: z.number().nullable(),
+    input_cost_per_audio_token: z.number().nullable(),
+    output_cost_per_audio_token: z.number().nullable(),
+    cache_read_input_audio_token_cost: z.number().nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

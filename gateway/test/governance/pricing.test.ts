@@ -88,7 +88,8 @@ describe('shipped table', () => {
 
   it('reports unknown models, unknown providers and odd ids as unpriced', () => {
     expect(lookupPrice('openai', 'gpt-9-ultra', [])).toBeUndefined();
-    expect(lookupPrice('openai', 'gpt-4o-audio-preview', [])).toBeUndefined();
+    // A gpt-4o variant the table does not list is not priced as gpt-4o (the audio ones have entries of their own).
+    expect(lookupPrice('openai', 'gpt-4o-search-preview', [])).toBeUndefined();
     expect(lookupPrice('ollama', 'llama3', [])).toBeUndefined();
     expect(lookupPrice('openrouter', 'openai/gpt-4o', [])).toBeUndefined();
     expect(lookupPrice('openai', 'constructor', [])).toBeUndefined();

@@ -7,17 +7,32 @@ import { ALL_AREAS, staleAreas } from './live-protocol.ts';
 
 /** Changes arriving within this long are refetched once (the operator may apply many objects at a time). */
 const COALESCE_MS = 200;
+/**
+ * After this tab's own write settles, its page may still be leaving what it deleted (navigation renders after the
+ * mutation's callbacks): changes wait this long, so nothing refetches a row this tab just deleted.
+ */
+const AFTER_OWN_WRITE_MS = 1000;
 
 /** Keeps the shared socket open while mounted (the session's frame) and invalidates caches as changes arrive. */
 export function useLiveCacheSync(): void {
   const qc = useQueryClient();
   const pending = useRef(new Set<string>());
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const lastOwnWrite = useRef(0);
+
+  useEffect(
+    () =>
+      qc.getMutationCache().subscribe((event) => {
+        if (event.type === 'updated' && event.mutation.state.status !== 'pending') lastOwnWrite.current = Date.now();
+      }),
+    [qc],
+  );
 
   const flush = () => {
-    // This tab's own write is under way: it refreshes what it changed itself, and may be leaving a row it deleted
-    // (refetching that row now would answer 404). The change is applied once the write has settled.
-    if (qc.isMutating() > 0) {
+    // This tab's own write is under way or just settled: it refreshes what it changed itself, and may be leaving a
+    // row it deleted (refetching that row now would answer 404). The change is applied once the write has settled
+    // and the page has had time to move on.
+    if (qc.isMutating() > 0 || Date.now() - lastOwnWrite.current < AFTER_OWN_WRITE_MS) {
       timer.current = setTimeout(flush, COALESCE_MS);
       return;
     }

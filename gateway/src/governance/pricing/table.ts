@@ -12,8 +12,9 @@
 //
 // Not modelled: long-context tiers (Gemini 2.5 Pro above 200k prompt tokens costs $2.50/$15; Claude
 // 1M-context requests above 200k cost more), 1-hour cache writes, Bedrock's regional (non-global) endpoint
-// premium for Claude 4.5+, audio/image output tokens. The table prices the standard tier; the difference
-// shows up as an under-charge for such requests, so add an override where it matters.
+// premium for Claude 4.5+, image tokens (realtime image input, image output tokens) apart from text tokens. The
+// table prices the standard tier; the difference shows up as an under-charge for such requests, so add an
+// override where it matters. Audio tokens are priced apart (openaiAudio below) for OpenAI's realtime and audio models.
 import type { ModelPrice } from '../model.ts';
 import { UNIT_PRICES } from './units-table.ts';
 
@@ -21,6 +22,8 @@ interface PerMillion {
   cache_read?: number;
   cache_write?: number;
   max_output?: number;
+  /** Audio tokens: [input, cached input (undefined: none listed), output]. */
+  audio?: readonly [number, number | undefined, number];
 }
 
 /** USD per million tokens in, ModelPrice (USD per token) out. */
@@ -29,6 +32,12 @@ function m(input: number, output: number, extra: PerMillion = {}): ModelPrice {
   if (extra.cache_read !== undefined) price.cache_read = extra.cache_read / 1e6;
   if (extra.cache_write !== undefined) price.cache_write = extra.cache_write / 1e6;
   if (extra.max_output !== undefined) price.max_output_tokens = extra.max_output;
+  if (extra.audio !== undefined) {
+    const [audioIn, audioCached, audioOut] = extra.audio;
+    price.input_audio = audioIn / 1e6;
+    if (audioCached !== undefined) price.cache_read_audio = audioCached / 1e6;
+    price.output_audio = audioOut / 1e6;
+  }
   return price;
 }
 
@@ -58,7 +67,36 @@ const openai: Record<string, ModelPrice> = {
   'text-embedding-3-small': embed(0.02),
   'text-embedding-3-large': embed(0.13),
   'text-embedding-ada-002': embed(0.1),
+  ...openaiAudio(),
 };
+
+/**
+ * OpenAI's realtime models (`/v1/realtime`) and audio chat models: text tokens as usual, audio tokens at their own
+ * rates (realtime models: cached audio too). From the models' pages on developers.openai.com; the first
+ * snapshots (2024-10-01) kept their launch prices, taken from third-party price tables (docs/decisions.md).
+ */
+function openaiAudio(): Record<string, ModelPrice> {
+  const realtime = (text: [number, number, number], audio: [number, number, number], maxOutput = 4_096) =>
+    m(text[0], text[2], { cache_read: text[1], audio, max_output: maxOutput });
+  const audioChat = (text: [number, number], audio: [number, number]) =>
+    m(text[0], text[1], { audio: [audio[0], undefined, audio[1]], max_output: 16_384 });
+  return {
+    'gpt-realtime': realtime([4, 0.4, 16], [32, 0.4, 64]),
+    'gpt-realtime-1.5': realtime([4, 0.4, 16], [32, 0.4, 64]),
+    'gpt-realtime-2': realtime([4, 0.4, 24], [32, 0.4, 64], 32_000),
+    'gpt-realtime-2.1': realtime([4, 0.4, 24], [32, 0.4, 64], 32_000),
+    'gpt-realtime-mini': realtime([0.6, 0.06, 2.4], [10, 0.3, 20]),
+    'gpt-realtime-2.1-mini': realtime([0.6, 0.06, 2.4], [10, 0.3, 20], 32_000),
+    'gpt-4o-realtime-preview': realtime([5, 2.5, 20], [40, 2.5, 80]),
+    'gpt-4o-realtime-preview-2024-10-01': realtime([5, 2.5, 20], [100, 20, 200]),
+    'gpt-4o-mini-realtime-preview': realtime([0.6, 0.3, 2.4], [10, 0.3, 20]),
+    'gpt-audio': audioChat([2.5, 10], [32, 64]),
+    'gpt-audio-mini': audioChat([0.6, 2.4], [10, 20]),
+    'gpt-4o-audio-preview': audioChat([2.5, 10], [40, 80]),
+    'gpt-4o-audio-preview-2024-10-01': audioChat([2.5, 10], [100, 200]),
+    'gpt-4o-mini-audio-preview': audioChat([0.15, 0.6], [10, 20]),
+  };
+}
 
 // Anthropic: 5-minute cache writes at 1.25x input, cache reads at 0.1x input. Also Bedrock
 // (`anthropic.<id>`) and Vertex (`<id>@<date>`), which list the same prices.

@@ -1,14 +1,15 @@
-// Pricing overrides: USD-per-token (and per-unit) prices that replace the catalog's for a model, globally or for
-// one provider, provider key or virtual key. validate -> check the scope exists -> write in a transaction -> publish.
+// Pricing overrides: USD-per-token (text and audio tokens, and per-unit) prices that replace the catalog's for a
+// model, globally or for one provider, provider key or virtual key. validate -> check the scope exists -> write in a
+// transaction -> publish.
 import { z } from 'zod';
 import { WILDCARD } from '../../../config/allow-list.ts';
 import type { ModelPrice, PricingOverride } from '../../../governance/model.ts';
 import {
-  storedUnitPrices,
-  UNIT_PRICE_FIELDS,
+  EXTRA_PRICE_FIELDS,
+  extraPricesOf,
+  extraPriceView,
+  storedExtraPrices,
   UNIT_PRICE_NAMES,
-  unitPricesOf,
-  unitPriceView,
 } from '../../../governance/pricing/override-fields.ts';
 import { idString, nameString } from '../../../schemas/strings.ts';
 import type { Queryable } from '../../db/types.ts';
@@ -36,7 +37,7 @@ export const PricingOverrideInput = z
     output_cost_per_token: Cost.optional(),
     cache_read_cost_per_token: Cost.nullish(),
     cache_write_cost_per_token: Cost.nullish(),
-    ...UNIT_PRICE_FIELDS,
+    ...EXTRA_PRICE_FIELDS,
   })
   .superRefine((o, ctx) => {
     if (!UNIT_PRICE_NAMES.some((f) => o[f] != null)) {
@@ -65,7 +66,7 @@ interface OverrideRow {
   output_cost_per_token: string;
   cache_read_cost_per_token: string | null;
   cache_write_cost_per_token: string | null;
-  /** jsonb: the per-unit prices under their ModelPrice keys, or null. */
+  /** jsonb: the per-unit and audio-token prices under their ModelPrice keys, or null. */
   unit_prices: unknown;
   created_at: Date | string;
   updated_at: Date | string;
@@ -205,7 +206,7 @@ export async function readPricingOverrides(q: Queryable): Promise<PricingOverrid
       output: Number(r.output_cost_per_token),
       ...(r.cache_read_cost_per_token !== null ? { cache_read: Number(r.cache_read_cost_per_token) } : {}),
       ...(r.cache_write_cost_per_token !== null ? { cache_write: Number(r.cache_write_cost_per_token) } : {}),
-      ...storedUnitPrices(r.unit_prices),
+      ...storedExtraPrices(r.unit_prices),
     },
   }));
 }
@@ -234,7 +235,7 @@ function columns(o: PricingOverrideInput): unknown[] {
     String(o.output_cost_per_token ?? 0),
     o.cache_read_cost_per_token == null ? null : String(o.cache_read_cost_per_token),
     o.cache_write_cost_per_token == null ? null : String(o.cache_write_cost_per_token),
-    jsonOrNull(unitPricesOf(o)),
+    jsonOrNull(extraPricesOf(o)),
   ];
 }
 
@@ -258,7 +259,7 @@ function overrideView(r: OverrideRow): Record<string, unknown> {
     output_cost_per_token: Number(r.output_cost_per_token),
     cache_read_cost_per_token: num(r.cache_read_cost_per_token),
     cache_write_cost_per_token: num(r.cache_write_cost_per_token),
-    ...unitPriceView(storedUnitPrices(r.unit_prices)),
+    ...extraPriceView(storedExtraPrices(r.unit_prices)),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };

@@ -13,7 +13,7 @@ import type { ChangeEvent } from './events.ts';
 import { readAdminKeyHashes } from './services/admin-keys.ts';
 import { readClientConfig } from './services/client-config.ts';
 import { loadGovernanceConsistent, reloadVirtualKeys } from './services/governance/load.ts';
-import { NO_MODEL_LIMITS } from './services/governance/model-limits.ts';
+import { NO_MODEL_LIMITS } from './services/governance/model-limits/snapshot.ts';
 import { type KeyRow, KeySecrets, toProviderKey } from './services/key-record.ts';
 import { readMcpClients } from './services/mcp/rows.ts';
 import { toNetworkConfig } from './services/network.ts';

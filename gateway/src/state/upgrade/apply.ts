@@ -2,7 +2,7 @@
 // transaction: all of it or nothing). Secrets are sealed with the secret box (GATEWAY_ENCRYPTION_KEY) here.
 import type { SecretBox } from '../../crypto/secretbox.ts';
 import type { Queryable } from '../db/types.ts';
-import type { Plan } from './plan.ts';
+import type { Plan } from './plan/index.ts';
 
 const j = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 

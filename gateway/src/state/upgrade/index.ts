@@ -12,10 +12,10 @@ import { openDb } from '../db/open.ts';
 import type { Db, Queryable } from '../db/types.ts';
 import type { ProviderCatalog } from '../services/catalog.ts';
 import { recordUpgrade, writePlan } from './apply.ts';
-import { formatReport, type Plan, planUpgrade } from './plan.ts';
+import { formatReport, type Plan, planUpgrade } from './plan/index.ts';
 import { MARKER_TABLES_14, readPostgres14, readSqlite14, tables14 } from './store14.ts';
 
-export { formatReport, type Plan, planUpgrade } from './plan.ts';
+export { formatReport, type Plan, planUpgrade } from './plan/index.ts';
 
 export interface UpgradeLog {
   info(obj: object, msg: string): void;

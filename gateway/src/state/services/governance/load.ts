@@ -3,7 +3,7 @@
 import { loadCel } from '../../../governance/cel-module.ts';
 import type { GovernanceModel, VirtualKey } from '../../../governance/model.ts';
 import type { Db, Queryable } from '../../db/types.ts';
-import { readModelLimits } from './model-limits.ts';
+import { readModelLimits } from './model-limits/snapshot.ts';
 import { readOwnerModels } from './owners.ts';
 import { readPricingOverrides } from './pricing-overrides.ts';
 import { readRoutingRules } from './routing-rules.ts';

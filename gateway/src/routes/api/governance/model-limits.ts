@@ -14,7 +14,7 @@ import {
   ProviderGovernanceList,
   ProviderGovernanceView,
 } from '../../../schemas/api-views.ts';
-import { ModelConfigBody, ProviderGovernanceBody } from '../../../state/services/governance/model-limits.ts';
+import { ModelConfigBody, ProviderGovernanceBody } from '../../../state/services/governance/model-limits/input.ts';
 
 const doc = documented('Governance');
 const MODEL_CONFIGS = '/governance/model-configs';

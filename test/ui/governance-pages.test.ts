@@ -1,8 +1,8 @@
 // Teams, customers, pricing overrides and model configs in a real browser: a customer with an email and a budget,
 // a team of that customer with a budget and a rate limit whose usage (after a request by a key of the team, through
-// the openai SDK against the fake upstream) shows on the team's page; token prices typed per million tokens and
-// stored per token; a model's and a provider's limits set, changed and removed; refusals in words. Screenshots of
-// each page go to test/artifacts/ui/.
+// the openai SDK against the fake upstream) shows on the team's page; token prices (audio-token rates too) typed per
+// million tokens and stored per token; a model's and a provider's limits set, changed and removed; refusals in words.
+// Screenshots of each page go to test/artifacts/ui/.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -259,6 +259,48 @@ describe('pricing overrides page', () => {
     await page.getByText('No pricing override').waitFor();
     expect((await get('/api/governance/pricing-overrides'))['total']).toBe(0);
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it('sets an audio output rate per million tokens, shows it, and clears it to null on an edit', async () => {
+    const { context, page, problems } = await open();
+    await page.getByRole('link', { name: 'Pricing overrides', exact: true }).click();
+    await page.getByText('No pricing override').waitFor();
+    await page.getByRole('button', { name: 'New pricing override' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New pricing override' });
+    await choose(page, 'Provider', 'openai');
+    await dialog.getByLabel('Model', { exact: false }).first().fill('gpt-realtime');
+    await dialog.getByLabel('Input per 1M tokens').fill('4');
+    await dialog.getByLabel('Output per 1M tokens').fill('16');
+    await dialog.getByLabel('Output audio per 1M tokens').fill('80');
+    await dialog.getByRole('button', { name: 'Save pricing override' }).click();
+    const table = page.getByRole('table', { name: 'Pricing overrides' });
+    await table.getByText('openai/gpt-realtime').waitFor();
+    const [o] = (await get('/api/governance/pricing-overrides'))['pricing_overrides'] as Json[];
+    expect(o).toMatchObject({
+      model: 'gpt-realtime',
+      output_cost_per_token: 0.000016,
+      input_cost_per_audio_token: null,
+      output_cost_per_audio_token: 0.00008,
+      cache_read_input_audio_token_cost: null,
+    });
+    await table.getByText('audio output $80/1M').waitFor();
+
+    await page.getByRole('button', { name: 'Edit pricing of openai/gpt-realtime' }).click();
+    const edit = page.getByRole('dialog', { name: 'Pricing of openai/gpt-realtime' });
+    expect(await edit.getByLabel('Output audio per 1M tokens').inputValue()).toBe('80');
+    await edit.getByLabel('Output audio per 1M tokens').fill('');
+    const put = page.waitForRequest((r) => r.method() === 'PUT' && r.url().includes('/pricing-overrides/'));
+    await edit.getByRole('button', { name: 'Save pricing override' }).click();
+    // Sent as null (not left out), so the rate is cleared whatever PUT does with absent fields.
+    expect((await put).postDataJSON()).toMatchObject({ output_cost_per_audio_token: null });
+    await table.getByText('audio output').waitFor({ state: 'detached' });
+    const [cleared] = (await get('/api/governance/pricing-overrides'))['pricing_overrides'] as Json[];
+    expect(cleared).toMatchObject({ output_cost_per_audio_token: null, output_cost_per_token: 0.000016 });
+
+    await confirmAction(page, 'Delete pricing of openai/gpt-realtime');
+    await page.getByText('No pricing override').waitFor();
+    expect(problems).toEqual([]);
     await context.close();
   }, 90_000);
 });

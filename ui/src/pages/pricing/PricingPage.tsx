@@ -1,6 +1,8 @@
 // Pricing overrides: prices that replace the catalog's for one model, everywhere or for one provider, provider key
 // or virtual key. Token prices are typed per million tokens (as providers publish them) and stored per token;
 // per-unit prices (images, audio and video seconds, characters, pages, search units, containers) in USD per unit.
+// Audio-token prices (realtime and audio chat models) are typed per million tokens too; unset, the override charges
+// audio tokens at its text rates.
 import { Anchor, Button, Group, Modal, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
@@ -34,6 +36,14 @@ const TOKEN_PRICES = [
 ] as const;
 type TokenField = (typeof TOKEN_PRICES)[number][0];
 
+// Labels say "audio" after the kind so a label search for "Input per 1M tokens" finds the text rate alone.
+const AUDIO_TOKEN_PRICES = [
+  ['input_cost_per_audio_token', 'Input audio', 'audio input'],
+  ['output_cost_per_audio_token', 'Output audio', 'audio output'],
+  ['cache_read_input_audio_token_cost', 'Cache read audio', 'audio cache read'],
+] as const;
+type AudioField = (typeof AUDIO_TOKEN_PRICES)[number][0];
+
 type PricingOverride = {
   id: string;
   scope: Scope;
@@ -47,7 +57,7 @@ type PricingOverride = {
   output_cost_per_image_variants: Record<string, number> | null;
   created_at: string;
   updated_at: string;
-} & Record<UnitField, number | null>;
+} & Record<UnitField | AudioField, number | null>;
 
 const overrideKeys = ['governance', 'pricing-overrides'] as const;
 const MILLION = 1_000_000;
@@ -116,6 +126,9 @@ export default function PricingPage() {
                 ...(o.cache_write_cost_per_token != null
                   ? [`cache write $${perMillion(o.cache_write_cost_per_token)}/1M`]
                   : []),
+                ...AUDIO_TOKEN_PRICES.filter(([f]) => o[f] != null).map(
+                  ([f, , words]) => `${words} $${perMillion(o[f])}/1M`,
+                ),
                 ...UNIT_PRICES.filter(([f]) => o[f] != null).map(
                   ([f, words]) => `${words.toLowerCase()} $${plain(o[f] ?? 0)}`,
                 ),
@@ -188,7 +201,7 @@ export default function PricingPage() {
 }
 
 type Values = { scope: Scope; scope_id: string | null; provider: string | null; model: string } & Record<
-  TokenField | UnitField,
+  TokenField | AudioField | UnitField,
   string
 >;
 
@@ -208,6 +221,7 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
     model: existing?.model ?? '',
   } as Values;
   for (const [f] of TOKEN_PRICES) initial[f] = perMillion(existing?.[f]);
+  for (const [f] of AUDIO_TOKEN_PRICES) initial[f] = perMillion(existing?.[f]);
   for (const [f] of UNIT_PRICES) initial[f] = existing?.[f] == null ? '' : plain(existing[f] ?? 0);
   const form = useForm<Values>({
     initialValues: initial,
@@ -253,6 +267,8 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
         if (p !== undefined) body[field] = p;
         else if (field.startsWith('cache')) body[field] = null;
       }
+      // Empty means unset: null clears a rate an edit removes, as for the cache rates.
+      for (const [field] of AUDIO_TOKEN_PRICES) body[field] = price(values[field], MILLION) ?? null;
       for (const [field] of UNIT_PRICES) body[field] = price(values[field]) ?? null;
       return existing
         ? api.put<PricingOverride>(`/governance/pricing-overrides/${seg(existing.id)}`, body)
@@ -297,6 +313,20 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
         </Text>
         <SimpleGrid cols={4}>
           {TOKEN_PRICES.map(([field, words]) => (
+            <TextInput
+              key={field}
+              label={`${words} per 1M tokens`}
+              inputMode="decimal"
+              leftSection="$"
+              {...form.getInputProps(field)}
+            />
+          ))}
+        </SimpleGrid>
+        <Text fw={500} size="sm">
+          Audio token prices (USD per 1M audio tokens; empty: audio tokens are charged at the token prices above)
+        </Text>
+        <SimpleGrid cols={4}>
+          {AUDIO_TOKEN_PRICES.map(([field, words]) => (
             <TextInput
               key={field}
               label={`${words} per 1M tokens`}

@@ -52,13 +52,23 @@ export function costNano(price: ModelPrice, usage: UsageTokens): number {
   // Text-only usage (nearly every request) pays for audio pricing with this one property check.
   const audio = usage.audio;
   if (audio !== undefined) return toNano(audioFemto(price, prompt, completion, cachedRead, cacheWrite, audio));
-  const uncached = prompt - cachedRead - cacheWrite;
-  const femto =
-    (uncached > 0n ? uncached : 0n) * femtoPerToken(price.input) +
+  return toNano(textFemto(price, nonNegative(prompt - cachedRead - cacheWrite), cachedRead, cacheWrite, completion));
+}
+
+/** Text tokens at the text rates, in 1e-15 USD: uncached prompt tokens, cached reads, cache writes, completion. */
+function textFemto(
+  price: ModelPrice,
+  uncached: bigint,
+  cachedRead: bigint,
+  cacheWrite: bigint,
+  completion: bigint,
+): bigint {
+  return (
+    uncached * femtoPerToken(price.input) +
     cachedRead * femtoPerToken(price.cache_read ?? price.input) +
     cacheWrite * femtoPerToken(price.cache_write ?? price.input) +
-    completion * femtoPerToken(price.output);
-  return toNano(femto);
+    completion * femtoPerToken(price.output)
+  );
 }
 
 /**
@@ -85,12 +95,9 @@ function audioFemto(
   const textCached = nonNegative(cachedRead - audioCached);
   const textUncached = nonNegative(prompt - cachedRead - cacheWrite - audioUncached);
   return (
-    textUncached * femtoPerToken(price.input) +
-    textCached * femtoPerToken(price.cache_read ?? price.input) +
-    cacheWrite * femtoPerToken(price.cache_write ?? price.input) +
+    textFemto(price, textUncached, textCached, cacheWrite, nonNegative(completion - audioOut)) +
     audioUncached * femtoPerToken(inputAudio) +
     audioCached * femtoPerToken(price.cache_read_audio ?? price.cache_read ?? inputAudio) +
-    nonNegative(completion - audioOut) * femtoPerToken(price.output) +
     audioOut * femtoPerToken(price.output_audio ?? price.output)
   );
 }

@@ -143,7 +143,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     // Provider calls follow /api/proxy-config on every pod (a change event reloads it).
     state.snapshot.onProxy((p) => upstream.setProxy(p));
     const metrics = createMetrics();
-    telemetry = createTelemetry({
+    telemetry = await createTelemetry({
       env: opts.processEnv ?? process.env,
       logger,
       registry: metrics.registry,

@@ -1,15 +1,27 @@
 // /mcp: the gateway as an MCP server (streamable HTTP, stateless: a server per request). Only a virtual key may
 // use it: its mcp_configs decide which upstream tools it lists and calls. Credentials are refused in the
-// gateway envelope (401/403, before the body is read); everything about the body speaks JSON-RPC.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+// gateway envelope (401/403, before the body is read); everything about the body speaks JSON-RPC. The MCP SDK is
+// imported by the first /mcp request, not at start (issue 19).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { replyWithError } from '../http/error-reply.ts';
 import { GatewayError } from '../http/errors.ts';
 import { documented } from '../http/openapi.ts';
 import { registerFamily } from '../http/route-family.ts';
-import { createToolServer } from '../mcp/server/index.ts';
 import type { Runtime } from '../runtime.ts';
+import { lazyModule } from '../util/lazy-module.ts';
+
+/** The tool server and the SDK's server transport (our module imports the SDK's server side). */
+const serverParts = lazyModule(async () => {
+  const [tools, http] = await Promise.all([
+    import('../mcp/server/index.ts'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  ]);
+  return {
+    createToolServer: tools.createToolServer,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+  };
+});
 
 const doc = documented('MCP');
 
@@ -89,6 +101,7 @@ export function registerMcpServerFamily(app: FastifyInstance, rt: Runtime): void
       async (request, reply) => {
         const principal = request.principal;
         if (principal?.kind !== 'virtual_key') throw new GatewayError('permission_denied', NEEDS_VK);
+        const { createToolServer, StreamableHTTPServerTransport } = serverParts.loaded() ?? (await serverParts.get());
         const gone = new AbortController();
         const server = createToolServer({
           caller: { kind: 'virtual_key', vk: principal.vk },

@@ -1,14 +1,13 @@
 // The AWS event-stream framing of the Bedrock runtime's streamed answers (application/vnd.amazon.eventstream):
-// one binary message per event, encoded by @smithy/eventstream-codec (prelude, headers, payload, both CRCs).
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+// one binary message per event, encoded by @smithy/eventstream-codec (prelude, headers, payload, both CRCs), which
+// the first streamed answer loads (providers/bedrock/event-codec.ts).
 import type { ErrorEnvelope } from '../../http/errors.ts';
+import { eventCodec } from '../../providers/bedrock/event-codec.ts';
 
 export const EVENT_STREAM_CONTENT_TYPE = 'application/vnd.amazon.eventstream';
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
-
 function message(headers: Record<string, string>, payload: unknown): Uint8Array {
+  const { codec, fromUtf8 } = eventCodec();
   return codec.encode({
     headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, { type: 'string', value: v }])),
     body: fromUtf8(JSON.stringify(payload)),

@@ -2,7 +2,6 @@
 // opened, health-probed and reopened with capped, jittered backoff when lost; per_user_oauth sessions opened per
 // caller binding through the pool; the tools last listed; and the client's state, recorded on transitions only.
 // Which clients exist, and when one changes, is the manager's (it follows the snapshot).
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Agent } from 'undici';
 import { GATEWAY_VERSION } from '../../version.ts';
@@ -20,6 +19,7 @@ import { backoffDelay } from './backoff.ts';
 import { authErrorOf, describeError } from './errors.ts';
 import type { ConnectionOptions } from './options.ts';
 import { SessionPool } from './pool.ts';
+import { answeredByServer } from './sdk.ts';
 import { type ListedTool, UpstreamSession } from './session.ts';
 import { callableTools } from './tools.ts';
 
@@ -40,11 +40,6 @@ export interface ConnectionContext {
   report(clientId: string, state: McpConnectionState, message: string | undefined, at: Date): void;
   /** Some per-user session is open: idle ones are to be swept. */
   perUserSessionOpened(): void;
-}
-
-/** An error the server itself answered (its session is alive), as opposed to a transport failure or a timeout. */
-function answeredByServer(err: unknown): boolean {
-  return err instanceof McpError && err.code !== ErrorCode.RequestTimeout && err.code !== ErrorCode.ConnectionClosed;
 }
 
 export class ClientConnection {
@@ -142,8 +137,8 @@ export class ClientConnection {
     await Promise.allSettled(sessions.map((s) => s?.close()));
   }
 
-  private newSession(binding: TokenBinding, onTrouble: (s: UpstreamSession) => void) {
-    const session: UpstreamSession = new UpstreamSession(this.record, binding, {
+  private async newSession(binding: TokenBinding, onTrouble: (s: UpstreamSession) => void) {
+    const session: UpstreamSession = await UpstreamSession.create(this.record, binding, {
       credentials: this.ctx.credentials,
       dispatcher: this.ctx.dispatcher(),
       limits: this.ctx.opts,
@@ -171,7 +166,7 @@ export class ClientConnection {
       let session: UpstreamSession | undefined;
       try {
         await checkOutboundUrl(record.connection_string, this.ctx.allow);
-        session = this.newSession({ kind: 'server' }, (s) => this.lost(s, 'connection closed'));
+        session = await this.newSession({ kind: 'server' }, (s) => this.lost(s, 'connection closed'));
         await session.open();
       } catch (err) {
         if (gen !== this.generation || this.ctx.closed()) return;
@@ -235,7 +230,7 @@ export class ClientConnection {
     const gen = this.generation;
     try {
       await checkOutboundUrl(this.record.connection_string, this.ctx.allow);
-      const session = this.newSession(binding, (s) => this.pool.drop(binding, s));
+      const session = await this.newSession(binding, (s) => this.pool.drop(binding, s));
       await session.open();
       if (gen !== this.generation || !stillWanted()) {
         await session.close();

@@ -1,15 +1,13 @@
 // One MCP session with an upstream tool server, through the official SDK client: connect (initialize), list
 // every page of tools, follow `notifications/tools/list_changed`, call tools, probe health, close. It knows
 // nothing of reconnecting or of the snapshot: the manager decides when to open and drop sessions.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
 import type { McpClientRecord, McpCredentials, McpToolResult, TokenBinding } from '../types.ts';
 import { authErrorOf } from './errors.ts';
 import { boundedFetch } from './fetch.ts';
+import { type ClientSdk, clientSdk } from './sdk.ts';
 
 export interface SessionLimits {
   connectTimeoutMs: number;
@@ -59,10 +57,18 @@ export class UpstreamSession {
 
   readonly record: McpClientRecord;
   private readonly deps: SessionDeps;
+  private readonly sdk: ClientSdk;
 
-  constructor(record: McpClientRecord, binding: TokenBinding, deps: SessionDeps) {
+  /** A session not yet opened; the first one imports the SDK. */
+  static async create(record: McpClientRecord, binding: TokenBinding, deps: SessionDeps): Promise<UpstreamSession> {
+    return new UpstreamSession(record, binding, deps, await clientSdk.get());
+  }
+
+  private constructor(record: McpClientRecord, binding: TokenBinding, deps: SessionDeps, sdk: ClientSdk) {
     this.record = record;
     this.deps = deps;
+    this.sdk = sdk;
+    const { Client, SSEClientTransport, StreamableHTTPClientTransport } = sdk;
     const { limits } = deps;
     const fetch = boundedFetch({
       dispatcher: deps.dispatcher,
@@ -96,7 +102,7 @@ export class UpstreamSession {
     this.client.onclose = () => {
       if (!this.closing) deps.events.onTrouble('connection closed', true);
     };
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    this.client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, async () => {
       this.relist();
     });
   }
@@ -162,7 +168,7 @@ export class UpstreamSession {
   }
 
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<McpToolResult> {
-    const res = await this.client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
+    const res = await this.client.callTool({ name: tool, arguments: args }, this.sdk.CallToolResultSchema, {
       timeout: this.deps.limits.callTimeoutMs,
       ...(signal ? { signal } : {}),
     });
@@ -187,7 +193,7 @@ export class UpstreamSession {
     if (this.closing) return;
     this.closing = true;
     // Streamable HTTP: end the session on the server too (DELETE), briefly; a dead server is not waited for.
-    if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId) {
+    if (this.transport instanceof this.sdk.StreamableHTTPClientTransport && this.transport.sessionId) {
       const ended = this.transport.terminateSession().catch(() => undefined);
       await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     }

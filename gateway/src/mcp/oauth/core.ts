@@ -171,7 +171,7 @@ export class OAuthCore {
   /** Starts an authorization: the URL the user opens, valid until `expiresAt` (epoch ms). */
   async beginAuthorization(req: BeginAuthorization): Promise<{ url: string; expiresAt: number }> {
     const { record, metadata } = await this.prepare(req.configId, req.redirectUri);
-    const config = configurationFor(factsOf(record, metadata), this.fetch);
+    const config = await configurationFor(factsOf(record, metadata), this.fetch);
     const state = newStateValue();
     const { url, codeVerifier } = await authorizationUrl(config, req.redirectUri, record.scopes, state);
     const now = this.deps.now();
@@ -242,7 +242,7 @@ export class OAuthCore {
     if (!record) return { ok: false, message: 'The OAuth configuration no longer exists.' };
     if (!record.client_id || !record.server_metadata) throw new Error('the OAuth configuration was changed meanwhile');
     const metadata = record.server_metadata as ServerMetadata;
-    const config = configurationFor(factsOf(record, metadata), this.fetch);
+    const config = await configurationFor(factsOf(record, metadata), this.fetch);
     const tokens = await exchangeCode(
       config,
       metadata,

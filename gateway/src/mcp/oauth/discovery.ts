@@ -6,15 +6,12 @@
 //     `WWW-Authenticate: Bearer resource_metadata="..."` (RFC 9728; else its default well-known location), whose
 //     `authorization_servers[0]` is discovered as above.
 // `server_url` defaults to the origin of the client's connection string. Every request goes through oauthFetch.
-import {
-  discoverOAuthProtectedResourceMetadata,
-  extractWWWAuthenticateParams,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import { GatewayError } from '../../http/errors.ts';
 import { messageOf } from '../../util/errors.ts';
 import type { McpConnectionType } from '../types.ts';
 import { type OAuthFetch, type OAuthFetchOptions, probe } from './fetch.ts';
+import { mcpAuth, openidClient } from './libraries.ts';
 
 /** Authorization-server metadata as stored (`oauth_configs.server_metadata`). */
 export type ServerMetadata = oidc.ServerMetadata & {
@@ -53,20 +50,21 @@ export function givenMetadata(input: DiscoveryInput): ServerMetadata | undefined
   };
 }
 
-function insecure(url: URL): oidc.DiscoveryRequestOptions['execute'] {
-  return url.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
+function insecure(lib: typeof oidc, url: URL): oidc.DiscoveryRequestOptions['execute'] {
+  return url.protocol === 'http:' ? [lib.allowInsecureRequests] : [];
 }
 
 /** RFC 8414 then OpenID configuration of `issuer`; undefined when neither answers. */
 async function discoverIssuer(issuer: URL, fetchFn: OAuthFetch, tried: string[]): Promise<ServerMetadata | undefined> {
+  const lib = await openidClient.get();
   for (const algorithm of ['oauth2', 'oidc'] as const) {
     try {
       // openid-client builds a Configuration for a client; only the server's metadata is kept here (the client
       // is known, or registered, later), hence the placeholder client id.
-      const config = await oidc.discovery(issuer, 'discovery', undefined, undefined, {
+      const config = await lib.discovery(issuer, 'discovery', undefined, undefined, {
         algorithm,
-        execute: insecure(issuer),
-        [oidc.customFetch]: fetchFn as oidc.CustomFetch,
+        execute: insecure(lib, issuer),
+        [lib.customFetch]: fetchFn as oidc.CustomFetch,
         timeout: 15,
       });
       return { ...config.serverMetadata() } as ServerMetadata;
@@ -86,6 +84,7 @@ async function discoverFromResource(
   fetchOpts: OAuthFetchOptions,
   tried: string[],
 ): Promise<ServerMetadata | undefined> {
+  const { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } = await mcpAuth.get();
   let resourceMetadataUrl: URL | undefined;
   try {
     const res =

@@ -1,13 +1,14 @@
 // The OAuth protocol steps, all through openid-client: dynamic client registration (RFC 7591), the authorization
 // URL with PKCE S256, the code exchange, and the refresh grant. Nothing here touches storage: the core passes a
-// configuration's stored facts in and stores what comes out.
+// configuration's stored facts in and stores what comes out. openid-client is imported by the first step taken.
 import { isIP } from 'node:net';
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import { GatewayError } from '../../http/errors.ts';
 import { messageOf } from '../../util/errors.ts';
 import type { OutboundAllowList } from '../ssrf.ts';
 import type { ServerMetadata } from './discovery.ts';
 import type { OAuthFetch } from './fetch.ts';
+import { openidClient } from './libraries.ts';
 
 export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
@@ -65,25 +66,26 @@ function usesHttp(metadata: ServerMetadata): boolean {
   );
 }
 
-function clientAuth(facts: ClientFacts): oidc.ClientAuth {
+function clientAuth(lib: typeof oidc, facts: ClientFacts): oidc.ClientAuth {
   const method = facts.authMethod ?? chooseAuthMethod(facts.metadata, facts.clientSecret !== null);
-  if (method === 'none' || !facts.clientSecret) return oidc.None();
+  if (method === 'none' || !facts.clientSecret) return lib.None();
   return method === 'client_secret_post'
-    ? oidc.ClientSecretPost(facts.clientSecret)
-    : oidc.ClientSecretBasic(facts.clientSecret);
+    ? lib.ClientSecretPost(facts.clientSecret)
+    : lib.ClientSecretBasic(facts.clientSecret);
 }
 
-export function configurationFor(facts: ClientFacts, fetchFn: OAuthFetch): oidc.Configuration {
-  const config = new oidc.Configuration(
+export async function configurationFor(facts: ClientFacts, fetchFn: OAuthFetch): Promise<oidc.Configuration> {
+  const lib = await openidClient.get();
+  const config = new lib.Configuration(
     facts.metadata,
     facts.clientId,
     facts.clientSecret ? { client_secret: facts.clientSecret } : undefined,
-    clientAuth(facts),
+    clientAuth(lib, facts),
   );
-  config[oidc.customFetch] = fetchFn as oidc.CustomFetch;
+  config[lib.customFetch] = fetchFn as oidc.CustomFetch;
   config.timeout = 15;
   // Plain http reaches only hosts the SSRF guard admits (mcp.allowed_private_networks); public ones need https.
-  if (usesHttp(facts.metadata)) oidc.allowInsecureRequests(config);
+  if (usesHttp(facts.metadata)) lib.allowInsecureRequests(config);
   return config;
 }
 
@@ -114,7 +116,8 @@ export async function register(
   const docUrl = new URL('/.well-known/gateway-known-metadata', metadata.issuer).href;
   const local = new Map<string, unknown>([[docUrl, metadata]]);
   const method = registrationAuthMethod(metadata);
-  const config = await oidc.dynamicClientRegistration(
+  const lib = await openidClient.get();
+  const config = await lib.dynamicClientRegistration(
     new URL(docUrl),
     {
       redirect_uris: [redirectUri],
@@ -126,8 +129,8 @@ export async function register(
     },
     undefined,
     {
-      [oidc.customFetch]: fetchFor(local) as oidc.CustomFetch,
-      execute: usesHttp(metadata) ? [oidc.allowInsecureRequests] : [],
+      [lib.customFetch]: fetchFor(local) as oidc.CustomFetch,
+      execute: usesHttp(metadata) ? [lib.allowInsecureRequests] : [],
       timeout: 15,
     },
   );
@@ -160,11 +163,12 @@ export async function authorizationUrl(
   scopes: string[],
   state: string,
 ): Promise<AuthorizationRequest> {
-  const codeVerifier = oidc.randomPKCECodeVerifier();
-  const url = oidc.buildAuthorizationUrl(config, {
+  const lib = await openidClient.get();
+  const codeVerifier = lib.randomPKCECodeVerifier();
+  const url = lib.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri,
     state,
-    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge: await lib.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: 'S256',
     ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
   });
@@ -198,7 +202,8 @@ export async function exchangeCode(
   for (const [k, v] of callbackQuery) current.searchParams.append(k, v);
   // With given endpoints there is no issuer to compare an `iss` to (RFC 9207 needs discovered metadata).
   if (metadata.gateway_endpoints_given) current.searchParams.delete('iss');
-  const tokens = await oidc.authorizationCodeGrant(config, current, {
+  const lib = await openidClient.get();
+  const tokens = await lib.authorizationCodeGrant(config, current, {
     pkceCodeVerifier: expected.codeVerifier,
     expectedState: expected.state,
     idTokenExpected: false,
@@ -207,12 +212,15 @@ export async function exchangeCode(
 }
 
 export async function refresh(config: oidc.Configuration, refreshToken: string, scopes: string[]): Promise<TokenSet> {
-  return toTokenSet(await oidc.refreshTokenGrant(config, refreshToken), scopes);
+  const lib = await openidClient.get();
+  return toTokenSet(await lib.refreshTokenGrant(config, refreshToken), scopes);
 }
 
 /** True when the server refused the grant or the client for good (a retry cannot help: re-authorize). */
 export function isPermanentGrantError(err: unknown): boolean {
-  if (err instanceof oidc.ResponseBodyError) {
+  // Before openid-client is loaded no error can be one of its own.
+  const lib = openidClient.loaded();
+  if (lib && err instanceof lib.ResponseBodyError) {
     return ['invalid_grant', 'invalid_client', 'unauthorized_client', 'unsupported_grant_type'].includes(err.error);
   }
   return false;
@@ -220,10 +228,11 @@ export function isPermanentGrantError(err: unknown): boolean {
 
 /** A message fit for a status or an HTML page: the server's error code and description, no secrets. */
 export function describeOAuthError(err: unknown): string {
-  if (err instanceof oidc.ResponseBodyError) {
+  const lib = openidClient.loaded();
+  if (lib && err instanceof lib.ResponseBodyError) {
     return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`.slice(0, 500);
   }
-  if (err instanceof oidc.AuthorizationResponseError) {
+  if (lib && err instanceof lib.AuthorizationResponseError) {
     return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`.slice(0, 500);
   }
   return messageOf(err).slice(0, 500);

@@ -108,7 +108,7 @@ export class OAuthTokens {
       if (!record.client_id || !record.server_metadata) {
         return this.expired(record, binding, 'the OAuth configuration has no client');
       }
-      const config = configurationFor(factsOf(record, record.server_metadata as ServerMetadata), this.deps.fetch);
+      const config = await configurationFor(factsOf(record, record.server_metadata as ServerMetadata), this.deps.fetch);
       let tokens: TokenSet;
       try {
         tokens = await refresh(config, token.refresh_token, token.scopes);

@@ -40,11 +40,14 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** Throws ConfigError (start refused, variable named) when an OTEL_* value cannot be honoured. */
-export function createTelemetry(opts: TelemetryOptions): Telemetry {
+/**
+ * Rejects with ConfigError (start refused, variable named) when an OTEL_* value cannot be honoured. Async because
+ * the tracing SDK is imported here, and only when tracing is on.
+ */
+export async function createTelemetry(opts: TelemetryOptions): Promise<Telemetry> {
   const settings = readOtelEnv(opts.env);
   if (!settings.ok) throw new ConfigError(settings.error);
-  const tracing = settings.value ? new Tracing(settings.value, opts.version ?? GATEWAY_VERSION) : undefined;
+  const tracing = settings.value ? await Tracing.create(settings.value, opts.version ?? GATEWAY_VERSION) : undefined;
   if (settings.value) {
     // The URL only: headers may carry the collector's credentials.
     opts.logger.info(

@@ -1,6 +1,7 @@
 // The OpenTelemetry trace pipeline of one gateway: a TracerProvider of its own (never the global one, so two
 // gateways in one process do not share it), a bounded batch queue in front of the OTLP/HTTP exporter, and the
-// W3C trace-context propagator for the caller's `traceparent` and the upstream call's.
+// W3C trace-context propagator for the caller's `traceparent` and the upstream call's. The SDK packages are
+// imported only when tracing is on (issue 19: a gateway without an exporter does not carry them).
 import {
   type Attributes,
   type Context,
@@ -13,21 +14,12 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  ParentBasedSampler,
-  type Sampler,
-  type SpanExporter,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
+import type * as ContextAsyncHooks from '@opentelemetry/context-async-hooks';
+import type * as Core from '@opentelemetry/core';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type * as SdkTrace from '@opentelemetry/sdk-trace';
+import { lazyModule } from '../../util/lazy-module.ts';
 import type { SamplerSetting, TracingSettings } from './otel-env.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -35,34 +27,65 @@ type Headers = Record<string, string | string[] | undefined>;
 /** How long shutdown waits for the last spans to leave (a collector that is down must not hold a drain). */
 const SHUTDOWN_FLUSH_MS = 5_000;
 
+/** The SDK packages behind tracing (~5 MB of heap): loaded only when tracing is on, once per process. */
+interface TracingSdk {
+  asyncHooks: typeof ContextAsyncHooks;
+  core: typeof Core;
+  otlp: typeof OtlpHttp;
+  resources: typeof Resources;
+  trace: typeof SdkTrace;
+}
+
+const tracingSdk = lazyModule(async (): Promise<TracingSdk> => {
+  const [asyncHooks, core, otlp, resources, sdkTrace] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+  ]);
+  return { asyncHooks, core, otlp, resources, trace: sdkTrace };
+});
+
 let contextManagerSet = false;
 
 export class Tracing {
   readonly tracer: Tracer;
-  readonly #provider: TracerProvider;
-  readonly #propagator = new W3CTraceContextPropagator();
+  readonly #provider: SdkTrace.TracerProvider;
+  readonly #propagator: Core.W3CTraceContextPropagator;
 
-  constructor(settings: TracingSettings, version: string) {
+  /** Loads the SDK (the first time) and builds the pipeline of `settings`. */
+  static async create(settings: TracingSettings, version: string): Promise<Tracing> {
+    return new Tracing(settings, version, await tracingSdk.get());
+  }
+
+  private constructor(settings: TracingSettings, version: string, otel: TracingSdk) {
     // The request span is made active around the engine's work, so spans started inside (ours, or a user's
     // instrumentation) find their parent; one AsyncLocalStorage manager serves the whole process.
     if (!contextManagerSet) {
-      contextManagerSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      contextManagerSet = context.setGlobalContextManager(
+        new otel.asyncHooks.AsyncLocalStorageContextManager().enable(),
+      );
     }
-    const exporter: SpanExporter =
+    this.#propagator = new otel.core.W3CTraceContextPropagator();
+    const exporter: SdkTrace.SpanExporter =
       settings.exporter === 'console'
-        ? new ConsoleSpanExporter()
-        : new OTLPTraceExporter({
+        ? new otel.trace.ConsoleSpanExporter()
+        : new otel.otlp.OTLPTraceExporter({
             url: settings.url,
             headers: settings.headers,
             timeoutMillis: settings.timeoutMs,
             // Exports in flight at once; with the queue bound this caps memory while the collector is slow.
             concurrencyLimit: 4,
           });
-    this.#provider = new TracerProvider({
-      resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }),
-      sampler: samplerOf(settings.sampler),
+    this.#provider = new otel.trace.TracerProvider({
+      resource: otel.resources.resourceFromAttributes({
+        'service.name': settings.serviceName,
+        'service.version': version,
+      }),
+      sampler: samplerOf(otel.trace, settings.sampler),
       spanProcessors: [
-        new BatchSpanProcessor({
+        new otel.trace.BatchSpanProcessor({
           exporter,
           maxQueueSize: settings.maxQueueSize,
           maxExportBatchSize: settings.maxExportBatchSize,
@@ -107,19 +130,19 @@ export class Tracing {
   }
 }
 
-function samplerOf(s: SamplerSetting): Sampler {
+function samplerOf(t: typeof SdkTrace, s: SamplerSetting): SdkTrace.Sampler {
   switch (s.kind) {
     case 'always_on':
-      return new AlwaysOnSampler();
+      return new t.AlwaysOnSampler();
     case 'always_off':
-      return new AlwaysOffSampler();
+      return new t.AlwaysOffSampler();
     case 'traceidratio':
-      return new TraceIdRatioBasedSampler(s.ratio);
+      return new t.TraceIdRatioBasedSampler(s.ratio);
     case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+      return new t.ParentBasedSampler({ root: new t.AlwaysOnSampler() });
     case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+      return new t.ParentBasedSampler({ root: new t.AlwaysOffSampler() });
     case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(s.ratio) });
+      return new t.ParentBasedSampler({ root: new t.TraceIdRatioBasedSampler(s.ratio) });
   }
 }

@@ -2,7 +2,9 @@
 // AWS default credential chain (environment, shared config/SSO, IRSA web identity, EKS Pod Identity, ECS task role,
 // EC2 instance profile). The chain is resolved on first use; the SDK caches what it finds and fetches new
 // credentials five minutes before they expire, sharing one fetch between concurrent callers.
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
+// The AWS SDK's credential providers (~2 MB of heap with their @smithy dependencies) are loaded when the first key
+// without static credentials needs the chain, not at start.
+import type { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { ProviderError } from '../errors.ts';
 import type { NetworkConfig, ProviderKey } from '../types.ts';
 import { bedrockConfig } from './signing.ts';
@@ -23,7 +25,11 @@ const WHAT_TO_CONFIGURE =
 export function createCredentialSource(): CredentialSource {
   const chains = new Map<string, ChainProvider>();
 
-  function chainFor(region: string, timeoutMs: number): ChainProvider {
+  async function chainFor(region: string, timeoutMs: number): Promise<ChainProvider> {
+    const existing = chains.get(region);
+    if (existing) return existing;
+    const { fromNodeProviderChain } = await import('@aws-sdk/credential-providers');
+    // Concurrent first callers share the chain that was stored first (and so its cache of credentials).
     let chain = chains.get(region);
     if (!chain) {
       chain = fromNodeProviderChain({
@@ -48,8 +54,10 @@ export function createCredentialSource(): CredentialSource {
           ...(cfg.session_token ? { sessionToken: cfg.session_token } : {}),
         };
       }
+      // Outside the try: a failure to load the AWS SDK is the installation's, not a credentials answer.
+      const chain = await chainFor(cfg.region, network.timeout_ms);
       try {
-        return await chainFor(cfg.region, network.timeout_ms)();
+        return await chain();
       } catch (err) {
         throw chainError(key.name, err);
       }

@@ -1,6 +1,5 @@
 // Bedrock endpoints and SigV4-signed requests (signing done by @smithy/signature-v4, never by hand).
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { lazyModule } from '../../util/lazy-module.ts';
 import { ProviderError } from '../errors.ts';
 import { joinUrl, send, type UpstreamResponse } from '../shared/http.ts';
 import { pathSegment } from '../shared/url.ts';
@@ -50,6 +49,12 @@ export function bedrockUrl(ctx: Pick<CallContext, 'network' | 'key' | 'model'>, 
   return joinUrl(base, `/model/${encodePathLabel(bedrockModelId(ctx))}/${op}`);
 }
 
+/** The signing packages, loaded by the first signed request (not at start); later requests find them loaded. */
+const signerPackages = lazyModule(async () => {
+  const [sig, hash] = await Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]);
+  return { SignatureV4: sig.SignatureV4, Hash: hash.Hash };
+});
+
 /**
  * Headers for a signed POST: the given headers plus host, x-amz-date, x-amz-content-sha256, the session
  * token when set, and authorization. Headers added later (network extra_headers) stay unsigned, which SigV4 allows.
@@ -61,8 +66,9 @@ export async function signRequest(
   body: string,
   headers: Record<string, string>,
 ): Promise<Record<string, string>> {
+  const { SignatureV4, Hash } = signerPackages.loaded() ?? (await signerPackages.get());
   const u = new URL(url);
-  const signer = new SignatureV4({
+  const sigv4 = new SignatureV4({
     service: BEDROCK_SIGNING_SERVICE,
     region,
     credentials,
@@ -70,7 +76,7 @@ export async function signRequest(
     // than the pure-JS sha256.
     sha256: Hash.bind(null, 'sha256'),
   });
-  const signed = await signer.sign({
+  const signed = await sigv4.sign({
     method: 'POST',
     protocol: u.protocol,
     hostname: u.hostname,

@@ -1,13 +1,13 @@
 // ConverseStream: a binary AWS event stream (application/vnd.amazon.eventstream) -> unified chat chunks,
 // decoded frame by frame as bytes arrive; only an incomplete trailing frame is held back.
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { EventStreamCodec } from '@smithy/eventstream-codec';
 import type { ChatChunk } from '../../schemas/chat.ts';
 import { ProviderError, responseTooLarge } from '../errors.ts';
 import { type AnswerMeta, chatChunk, toolCallStart, usageChunk } from '../shared/chat.ts';
 import { translateBody, type UpstreamBody } from '../shared/stream.ts';
 import { asObject, finishReason, toUsage } from './chat.ts';
 import { streamException } from './errors.ts';
+import { eventCodec } from './event-codec.ts';
 import type { TokenUsage } from './types.ts';
 
 /** Prelude (total length, headers length, prelude CRC) plus the message CRC. */
@@ -62,10 +62,9 @@ export interface DecodedEvent {
   errorMessage?: string;
 }
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
-
 /** Decodes one frame (checking both CRCs) into its message type, name and JSON payload. */
 export function decodeFrame(frame: Uint8Array): DecodedEvent {
+  const { codec, toUtf8 } = eventCodec();
   let message: ReturnType<EventStreamCodec['decode']>;
   try {
     message = codec.decode(frame);

@@ -1,6 +1,6 @@
 // Picks the coordinator: Redis when a URL is given (REDIS_URL, required with several pods), else in-process.
+// Only the chosen one's module is loaded: ioredis stays out of a process that has no Redis.
 import { createMemoryCoordinator } from './memory.ts';
-import { openRedisCoordinator } from './redis.ts';
 import type { Coordinator } from './types.ts';
 
 export interface OpenCoordinatorOptions {
@@ -12,6 +12,7 @@ export interface OpenCoordinatorOptions {
 export async function openCoordinator(options: OpenCoordinatorOptions): Promise<Coordinator> {
   const keyPrefix = options.keyPrefix ?? '';
   if (options.redisUrl !== undefined && options.redisUrl !== '') {
+    const { openRedisCoordinator } = await import('./redis.ts');
     return openRedisCoordinator({ url: options.redisUrl, keyPrefix });
   }
   return createMemoryCoordinator({ keyPrefix });

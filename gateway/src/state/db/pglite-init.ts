@@ -5,7 +5,6 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 import { PGLITE_CONF } from './pglite-conf.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -40,6 +39,8 @@ export function initialiseInChild(dataDir: string, timeoutMs = 120_000): Promise
 if (process.argv[1] === SELF) {
   const dataDir = process.argv[2];
   if (dataDir === undefined) throw new Error('usage: pglite-init.ts <data dir>');
+  // Loaded here, in the child only: the gateway imports this module for isInitialised even on Postgres.
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dataDir, { postgresqlconf: PGLITE_CONF });
   await db.close();
 }

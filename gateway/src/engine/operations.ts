@@ -7,7 +7,12 @@ import type { ChatChunk, ChatRequest, ChatResponse, Usage } from '../schemas/cha
 import type { TextCompletionRequest, TextCompletionResponse } from '../schemas/completions.ts';
 import type { CountTokensRequest, CountTokensResponse } from '../schemas/count-tokens.ts';
 import { type EmbeddingRequest, type EmbeddingResponse, encodeAsRequested } from '../schemas/embeddings.ts';
-import type { ResponsesRequest, ResponsesResponse, ResponsesStreamEvent } from '../schemas/responses.ts';
+import type {
+  ResponsesRequest,
+  ResponsesResponse,
+  ResponsesStreamEvent,
+  ResponsesUsage,
+} from '../schemas/responses.ts';
 import { chatReferences, responsesReferences } from './referenced-resources.ts';
 import type { ResourceRef } from './resource-ref.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
@@ -146,11 +151,19 @@ export const countTokensOp: OperationSpec<CountTokensRequest, CountTokensRespons
   references: chatReferences,
 };
 
-function responsesUsage(r: ResponsesResponse): UsageSummary | undefined {
+/** A Responses usage block as the unified summary: cached input tokens are kept, since they are priced apart. */
+export function responsesUsage(r: ResponsesResponse): UsageSummary | undefined {
   const u = r.usage;
-  return u
-    ? { prompt_tokens: u.input_tokens, completion_tokens: u.output_tokens, total_tokens: u.total_tokens }
-    : undefined;
+  if (!u) return undefined;
+  const out: UsageSummary = {
+    prompt_tokens: u.input_tokens,
+    completion_tokens: u.output_tokens,
+    total_tokens: u.total_tokens,
+  };
+  // Optional on the wire although the type says otherwise: some providers' Responses answers omit the details.
+  const cached = (u.input_tokens_details as ResponsesUsage['input_tokens_details'] | undefined)?.cached_tokens;
+  if (cached) out.prompt_tokens_details = { cached_tokens: cached };
+  return out;
 }
 
 function bridgedChatRequest(req: ResponsesRequest, stream: boolean): ChatRequest {

@@ -10,6 +10,7 @@ import { logEntry } from '../../gateway/test/plugins/log-entry.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
 import { ADMIN_KEY, INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
 import { sleep, waitFor } from '../harness/wait.ts';
+import { upgradeRefusal } from '../harness/ws-refusal.ts';
 import { bearer, chat, createVk, type Json, pc, VK } from './governance-helpers.ts';
 
 let fake: OpenAIFake;
@@ -99,25 +100,7 @@ async function next(live: Live, match: (m: Json) => boolean, timeoutMs = 10_000)
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 
-/** The HTTP answer that refused an upgrade (status, headers and JSON body). */
-function refusal(url: string, headers: Record<string, string>): Promise<{ code: number; body: Json }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.once('open', () => {
-      ws.close();
-      reject(new Error('the upgrade was accepted'));
-    });
-    ws.once('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ code: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Json) : {} });
-      });
-    });
-    ws.once('error', () => undefined);
-  });
-}
+const refusal = (url: string, headers: Record<string, string>) => upgradeRefusal(url, { headers });
 
 function expectRefusal(r: { code: number; body: Json }, status: number, code: string): void {
   expect(r.code, JSON.stringify(r.body)).toBe(status);

@@ -10,9 +10,9 @@ import OpenAI from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import WebSocket from 'ws';
 import { createRealtimeFake, type RealtimeFake } from '../fakes/realtime-openai.ts';
 import { startTestGateway, type TestGateway } from '../harness/gateway.ts';
+import { upgradeRefusal } from '../harness/ws-refusal.ts';
 import { adminJson, type Json, waitFor } from './governance-helpers.ts';
 
 export const OPENAI_KEY = 'sk-realtime-upstream-0123456789';
@@ -164,24 +164,8 @@ export function useRealtimeTlsGateway(): RealtimeTlsEnv {
       });
       return { rt, events, errors, closed };
     },
-    upgradeStatus(url, headers, protocols) {
-      return new Promise((resolve, reject) => {
-        const ws = new WebSocket(url, protocols ?? [], { ca: env.cert, headers });
-        ws.once('open', () => {
-          ws.close();
-          reject(new Error('the upgrade was accepted'));
-        });
-        ws.once('unexpected-response', (_req, res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            resolve({ code: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Json) : {} });
-          });
-        });
-        ws.once('error', () => undefined);
-      });
-    },
+    upgradeStatus: (url, headers, protocols) =>
+      upgradeRefusal(url, { headers, ca: env.cert, ...(protocols ? { protocols } : {}) }),
   };
   return env;
 }

@@ -10,7 +10,7 @@ import { createOpenAIFilesFake, type OpenAIFilesFake } from '../fakes/openai-fil
 import { createOpenAIVideosFake, type VideoFake } from '../fakes/openai-videos.ts';
 import type { FakeServer } from '../fakes/server.ts';
 import { INFERENCE_TOKEN, startTestGateway, type TestGateway } from '../harness/gateway.ts';
-import { adminJson, createVk, logOf, pc, waitFor } from './governance-helpers.ts';
+import { adminJson, createVk, pc, waitFor } from './governance-helpers.ts';
 import { expectRefused, failureOf, router, sdkFailure, usedBudget } from './referenced-files-helpers.ts';
 
 let files: OpenAIFilesFake;
@@ -23,6 +23,7 @@ let a: OpenAI;
 let b: OpenAI;
 let admin: OpenAI;
 let bId: string;
+let bKey: string;
 
 const on = { headers: { 'x-model-provider': 'openai' } };
 const MODEL = 'openai/gpt-4o-mini';
@@ -67,6 +68,7 @@ beforeAll(async () => {
     budgets: [{ max_limit: 100, reset_duration: '1d' }],
   });
   bId = kb.id;
+  bKey = kb.value;
   const sdk = (apiKey: string) => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
   a = sdk(ka.value);
   b = sdk(kb.value);
@@ -279,21 +281,27 @@ describe('videos', () => {
 });
 
 describe('async jobs', () => {
-  it("run under the same check: another key's job fails with 404, nothing sent, its reservation released", async () => {
+  it("refuse another key's file at submission: 404, nothing sent, nothing reserved", async () => {
     const mine = await upload(a);
-    const before = chat.requests.length;
-    const job = await b.post<{ id: string }>('/async/chat/completions', { body: fileChat(mine.id) });
+    const sent = chat.requests.length;
+    const budget = await usedBudget(gw, bId);
+    const res = await fetch(`${gw.url}/v1/async/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(fileChat(mine.id)),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(`file ${mine.id} not found`);
+    expect(chat.requests.length).toBe(sent);
+    expect(await usedBudget(gw, bId)).toBe(budget);
+    // The owner's own job with the same file is accepted and runs.
+    const job = await a.post<{ id: string }>('/async/chat/completions', { body: fileChat(mine.id) });
     const done = await waitFor(
-      () =>
-        b.get<{ status: string; status_code?: number; error?: { error: { message: string } } }>(
-          `/async/chat/completions/${job.id}`,
-        ),
+      () => a.get<{ status: string }>(`/async/chat/completions/${job.id}`),
       (j) => j.status !== 'queued' && j.status !== 'processing',
       15_000,
     );
-    expect(done).toMatchObject({ status: 'failed', status_code: 404 });
-    expect(done.error?.error.message).toContain(`file ${mine.id} not found`);
-    expect(chat.requests.length).toBe(before);
-    expect(await logOf(gw, job.id)).toMatchObject({ status_code: 404, virtual_key_id: bId });
+    expect(done).toMatchObject({ status: 'completed' });
+    expect(chat.requests.length).toBe(sent + 1);
   });
 });

@@ -4,7 +4,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { AsyncSettings } from '../config/async-settings.ts';
 import { BudgetGuard } from '../engine/budget-guard.ts';
+import { checkOwnsAll } from '../engine/resource-owners.ts';
+import type { ResourceRef } from '../engine/resource-ref.ts';
 import { ownersOf, routeRequest } from '../engine/route-request.ts';
+import type { Candidate } from '../governance/admission.ts';
 import { GatewayError } from '../http/errors.ts';
 import { readForm } from '../http/multipart.ts';
 import { RequestError } from '../http/request-error.ts';
@@ -35,6 +38,30 @@ function resultTtl(value: string | string[] | undefined, s: AsyncSettings): numb
     );
   }
   return n;
+}
+
+/**
+ * A virtual key's job naming provider resources (files, containers, ...) it cannot prove it owns at any of its
+ * candidates' providers is refused at submission (404, nothing stored, reserved or sent), as the worker's
+ * per-attempt check would refuse it when it ran; an unreadable owner store answers 503. The worker still checks
+ * each attempt (a record may change while the job waits).
+ */
+async function checkReferences(
+  rt: Runtime,
+  vkId: string,
+  candidates: readonly Candidate[],
+  refs: readonly ResourceRef[],
+): Promise<void> {
+  let refused: unknown;
+  for (const cand of candidates) {
+    try {
+      await checkOwnsAll(rt, vkId, cand.provider, refs);
+      return;
+    } catch (err) {
+      refused = err;
+    }
+  }
+  if (refused !== undefined) throw refused;
 }
 
 export async function submitJob(
@@ -72,6 +99,8 @@ export async function submitJob(
   try {
     // Routing and allow-lists now: a job the key may not run is refused before it is stored.
     const routed = routeRequest(rt, owners, decoded.body, model, fallbacks, request.headers);
+    const refs = owners.vk && op.spec.references?.(decoded.body);
+    if (owners.vk && refs && refs.length > 0) await checkReferences(rt, owners.vk.id, routed.candidates, refs);
     guard = new BudgetGuard(rt, id, routed.owners, decoded.body);
     guard.units = op.spec.estimateUnits?.(decoded.body);
     const first = routed.candidates[0];

@@ -116,6 +116,29 @@ async function charged(vkId: string, requestId: string | null): Promise<{ cost: 
 
 type Json = Record<string, unknown>;
 
+describe('the reservation of an audio model', () => {
+  // gpt-4o-audio-preview: up to 16,384 output tokens; at $10/M (text) that is ~$0.16, at $80/M (audio) ~$1.31.
+  it('holds the output at the text rate when the request asks for text, at the audio rate when it asks for audio', async () => {
+    const vk = await createVk(gw, {
+      budgets: [{ max_limit: 0.5, reset_duration: '1d' }],
+      provider_configs: [pc('openai')],
+    });
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: vk.value, maxRetries: 0 });
+    const sent = fake.requests.length;
+    const text = await client.chat.completions.create({
+      model: `openai/${MODEL}`,
+      messages: [{ role: 'user', content: 'Answer in text.' }],
+    });
+    expect(text.choices[0]?.finish_reason).toBe('stop');
+    const refused = await client.chat.completions.create(ASK_IN_AUDIO).then(
+      () => undefined,
+      (err: unknown) => err as { status?: number; message?: string },
+    );
+    expect(refused?.status).toBe(402);
+    expect(fake.requests.length).toBe(sent + 1);
+  });
+});
+
 describe('an audio chat completion', () => {
   it('is charged at the shipped audio rates', async () => {
     const { id, client } = await budgetedKey();

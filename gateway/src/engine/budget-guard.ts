@@ -5,6 +5,7 @@ import {
   costNano,
   estimateInputTokens,
   requestMaxOutputTokens,
+  requestsAudioOutput,
   reservationNano,
   usageTokens,
 } from '../governance/cost.ts';
@@ -93,6 +94,7 @@ export class BudgetGuard {
           inputTokens: this.inputTokens,
           maxOutputTokens: requestMaxOutputTokens(this.body, price.price),
           units: this.units,
+          textOutputOnly: price.price.output_audio !== undefined && !requestsAudioOutput(this.body),
         })
       : 0;
     const amountNano = Math.max(estimated, this.minReservationNano);

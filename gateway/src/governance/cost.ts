@@ -118,22 +118,40 @@ export function usageTokens(usage: UsageSummary): UsageTokens {
 /**
  * The most a request can cost: every input token at the dearer of `input` and `cache_write` (a request
  * may write its whole prompt to the cache), plus `maxOutputTokens` at the dearer of `output` and `output_audio`
- * (an audio model may answer in audio); or, for an operation billed by units, the units estimated from the
+ * (an audio model may answer in audio) unless `textOutputOnly` (the request asks for no audio, see
+ * requestsAudioOutput); or, for an operation billed by units, the units estimated from the
  * request at their dearest fitting price, when that is more (the answer is billed by one or the other, see
  * costNano). Held at admission. Input stays at the text rates: audio sent in a request body is counted as its
  * base64 text, many times its audio tokens (estimateInputTokens).
  */
 export function reservationNano(
   price: ModelPrice,
-  req: { inputTokens: number; maxOutputTokens: number; units?: BilledUnits | undefined },
+  req: { inputTokens: number; maxOutputTokens: number; units?: BilledUnits | undefined; textOutputOnly?: boolean },
 ): number {
   const inputFemto = bigMax(femtoPerToken(price.input), femtoPerToken(price.cache_write ?? price.input));
   const outputFemto =
-    price.output_audio === undefined
+    price.output_audio === undefined || req.textOutputOnly === true
       ? femtoPerToken(price.output)
       : bigMax(femtoPerToken(price.output), femtoPerToken(price.output_audio));
   const femto = tokens(req.inputTokens) * inputFemto + tokens(req.maxOutputTokens) * outputFemto;
   return toNano(bigMax(femto, unitsFemto(price, req.units, 'reserve')));
+}
+
+/**
+ * Whether a request body asks for audio output: OpenAI chat's `modalities` naming `audio` (or its `audio` output
+ * settings), or Gemini's `generationConfig.responseModalities` naming `AUDIO`. An audio-capable model asked for
+ * text answers in text, so its reservation holds the output at the text rate.
+ */
+export function requestsAudioOutput(body: unknown): boolean {
+  if (!isRecord(body)) return false;
+  if (isRecord(body['audio'])) return true;
+  if (namesAudio(body['modalities'])) return true;
+  const gen = body['generationConfig'] ?? body['generation_config'];
+  return isRecord(gen) && namesAudio(gen['responseModalities'] ?? gen['response_modalities']);
+}
+
+function namesAudio(list: unknown): boolean {
+  return Array.isArray(list) && list.some((m) => typeof m === 'string' && m.toLowerCase() === 'audio');
 }
 
 /**

@@ -3,7 +3,13 @@
 import type { CompletionUsage } from 'openai/resources/completions';
 import { describe, expect, it } from 'vitest';
 import { fromChatUsage } from '../../src/engine/operations.ts';
-import { costNano, reservationNano, type UsageTokens, usageTokens } from '../../src/governance/cost.ts';
+import {
+  costNano,
+  requestsAudioOutput,
+  reservationNano,
+  type UsageTokens,
+  usageTokens,
+} from '../../src/governance/cost.ts';
 import type { ModelPrice } from '../../src/governance/model.ts';
 import { lookupPrice, PRICE_TABLE } from '../../src/governance/pricing/index.ts';
 
@@ -97,6 +103,22 @@ describe('reservationNano with audio prices', () => {
   it('holds the output at the audio rate, the dearer one', () => {
     expect(reservationNano(realtime, { inputTokens: 10, maxOutputTokens: 4096 })).toBe(10 * 4000 + 4096 * 64_000);
     expect(reservationNano(textOnly, { inputTokens: 10, maxOutputTokens: 4096 })).toBe(10 * 4000 + 4096 * 16_000);
+  });
+
+  it('holds the output at the text rate when the request asks for text only', () => {
+    const textOnlyOut = { inputTokens: 10, maxOutputTokens: 4096, textOutputOnly: true };
+    expect(reservationNano(realtime, textOnlyOut)).toBe(10 * 4000 + 4096 * 16_000);
+  });
+
+  it('tells a request for audio output from one for text', () => {
+    expect(requestsAudioOutput({ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } })).toBe(true);
+    expect(requestsAudioOutput({ modalities: ['audio'] })).toBe(true);
+    expect(requestsAudioOutput({ audio: { voice: 'alloy', format: 'mp3' } })).toBe(true);
+    expect(requestsAudioOutput({ generationConfig: { responseModalities: ['AUDIO'] } })).toBe(true);
+    expect(requestsAudioOutput({ modalities: ['text'], messages: [] })).toBe(false);
+    expect(requestsAudioOutput({ messages: [{ role: 'user', content: 'hi' }] })).toBe(false);
+    expect(requestsAudioOutput({ generationConfig: { responseModalities: ['TEXT'] } })).toBe(false);
+    expect(requestsAudioOutput(null)).toBe(false);
   });
 
   it('covers the real cost of any answer within the output limit', () => {

@@ -2,7 +2,8 @@
 // counting and models, speaking the real wire format closely enough for the official `openai` SDK. Routes match
 // on the path suffix, so the same fake serves `/v1/...`, prefixed roots (`/openai/v1`, `/api/v1`), rootless
 // servers (`/chat/completions`) and Azure (`/openai/deployments/{d}/...`, `/openai/v1/responses`).
-// Answers echo the model and the last user message so tests can assert what the upstream received.
+// Answers echo the model and the last user message so tests can assert what the upstream received. Stored
+// responses can be continued (`previous_response_id`); an id the fakes never stored answers OpenAI's 404.
 import type { ServerResponse } from 'node:http';
 import { FakeServer, type RecordedRequest, type Route, sendJson, sleep } from './server.ts';
 
@@ -311,16 +312,45 @@ function inputTokens(req: RecordedRequest, res: ServerResponse): void {
   sendJson(res, 200, { object: 'response.input_tokens', input_tokens: inputTokenCount(b) });
 }
 
+/**
+ * Ids of the responses the fakes stored (`store` not false), as one OpenAI organisation holds them: another
+ * fake instance continues them too. Bounded: the oldest are forgotten first.
+ */
+const storedResponses = new Set<string>();
+const MAX_STORED_RESPONSES = 10_000;
+
+function storeResponse(id: string): void {
+  storedResponses.add(id);
+  if (storedResponses.size > MAX_STORED_RESPONSES) storedResponses.delete(storedResponses.values().next().value!);
+}
+
+/** OpenAI's answer to a `previous_response_id` it does not hold (never stored, or made with `store: false`). */
+function unknownPrevious(res: ServerResponse, previous: unknown): boolean {
+  if (previous === undefined || previous === null) return false;
+  if (typeof previous === 'string' && storedResponses.has(previous)) return false;
+  sendJson(res, 404, {
+    error: {
+      message: `Previous response with id '${String(previous)}' not found.`,
+      type: 'invalid_request_error',
+      param: 'previous_response_id',
+      code: 'previous_response_not_found',
+    },
+  });
+  return true;
+}
+
 async function responses(req: RecordedRequest, res: ServerResponse, state: OpenAIFakeStreamState): Promise<void> {
   const b = body(req);
   const input = b['input'];
   if (invalid(res, typeof input === 'string' || Array.isArray(input), "Missing required parameter: 'input'.", 'input'))
     return;
+  if (unknownPrevious(res, b['previous_response_id'])) return;
   const model = modelOf(req, b);
   const text = fakeReply(model, lastUserInput(input));
   const inTokens = inputTokenCount(b);
   const outTokens = tokens(text);
   const id = nextId('resp_');
+  if (b['store'] !== false) storeResponse(id);
   const itemId = nextId('msg_');
   const part = { type: 'output_text', annotations: [], logprobs: [], text };
   const item = { id: itemId, type: 'message', status: 'completed', role: 'assistant', content: [part] };

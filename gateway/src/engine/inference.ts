@@ -9,6 +9,7 @@ import type { Runtime } from '../runtime.ts';
 import type { RequestLog } from '../state/services/log-rows.ts';
 import { messageOf } from '../util/errors.ts';
 import { BudgetGuard } from './budget-guard.ts';
+import { recordAnswer, recordStream } from './created-resources.ts';
 import { type ExecDeps, ExecFailure, type ExecOutcome, execute } from './execute.ts';
 import type { BilledUnits, OperationSpec, UsageSummary } from './operations.ts';
 import { pinOf, sessionOf } from './request.ts';
@@ -91,11 +92,14 @@ export async function runUnary<Req, Res, Chunk>(
   p: Prepared,
 ): Promise<{ value: Res; outcome: ExecOutcome }> {
   p.telemetry?.setOperation(spec.requestType);
-  const refs = input.owners.vk && spec.references?.(input.body);
-  return run(rt, input, p, spec.label, refs, (a) => {
+  const vk = input.owners.vk;
+  const refs = vk && spec.references?.(input.body);
+  const r = await run(rt, input, p, spec.label, refs, (a) => {
     const fn = spec.unary(a);
     return fn && ((ctx) => fn(input.body, ctx));
   });
+  if (vk && spec.creates) await recordAnswer(rt, spec.creates, vk.id, input.body, r.value, r.outcome);
+  return r;
 }
 
 export async function runStream<Req, Res, Chunk>(
@@ -105,11 +109,13 @@ export async function runStream<Req, Res, Chunk>(
   p: Prepared,
 ): Promise<{ value: AsyncIterable<Chunk>; outcome: ExecOutcome }> {
   p.telemetry?.setOperation(spec.requestType);
-  const refs = input.owners.vk && spec.references?.(input.body);
-  const { value: chunks, outcome } = await run(rt, input, p, `streaming ${spec.label}`, refs, (a) => {
+  const vk = input.owners.vk;
+  const refs = vk && spec.references?.(input.body);
+  const { value: answered, outcome } = await run(rt, input, p, `streaming ${spec.label}`, refs, (a) => {
     const fn = spec.stream?.(a);
     return fn && ((ctx) => fn(input.body, ctx));
   });
+  const chunks = vk && spec.creates ? recordStream(rt, spec.creates, vk.id, input.body, outcome, answered) : answered;
   const secrets = () => secretsOf(rt.state.snapshot.providers.get(outcome.provider)?.keys ?? []);
   const value = p.telemetry ? p.telemetry.watchFirstChunk(chunks) : chunks;
   return { value: new WatchedStream(value, outcome, secrets, input.signal), outcome };

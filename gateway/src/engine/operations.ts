@@ -13,6 +13,7 @@ import type {
   ResponsesStreamEvent,
   ResponsesUsage,
 } from '../schemas/responses.ts';
+import { isRecord } from '../util/records.ts';
 import { chatReferences, responsesReferences } from './referenced-resources.ts';
 import type { ResourceRef } from './resource-ref.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
@@ -84,6 +85,23 @@ export interface OperationSpec<Req, Res, Chunk> {
    * own each at the provider an attempt goes to. Absent: the operation's requests name none.
    */
   references?(req: Req): readonly ResourceRef[] | undefined;
+  /**
+   * What a successful answer leaves stored at the provider for later requests to name (a stored Response, which
+   * `previous_response_id` continues): its owner is recorded when a virtual key creates it
+   * (engine/created-resources.ts), so `references` can hold other keys off it. Absent: the operation stores nothing.
+   */
+  creates?: Creates<Req, Res, Chunk>;
+}
+
+export interface Creates<Req, Res, Chunk> {
+  /** The owner record's kind, as `references` names it. */
+  kind: string;
+  /** Whether the request, served by this adapter (natively, not through a bridge), stores what it creates. */
+  stores(req: Req, adapter: ProviderAdapter, stream: boolean): boolean;
+  /** The id of what a whole answer created. */
+  answerId(res: Res): string | undefined;
+  /** The id a stream event carries, if it is the one that announces what the stream creates. */
+  chunkId(chunk: Chunk): string | undefined;
 }
 
 /**
@@ -210,7 +228,19 @@ export const responsesOp: OperationSpec<ResponsesRequest, ResponsesResponse, Res
     return resp && typeof resp === 'object' ? responsesUsage(resp as ResponsesResponse) : undefined;
   },
   references: responsesReferences,
+  creates: {
+    kind: 'response',
+    // `store` defaults to true (OpenAI); a bridged answer's id is the gateway's own and is stored nowhere.
+    stores: (req, a, stream) => req.store !== false && (stream ? a.responsesStream : a.responses) !== undefined,
+    answerId: (r) => nonEmpty(r.id),
+    chunkId: (ev) =>
+      ev.type === 'response.created' && isRecord(ev['response']) ? nonEmpty(ev['response']['id']) : undefined,
+  },
 };
+
+function nonEmpty(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
 
 function nowSec(): number {
   return Math.floor(Date.now() / 1000);

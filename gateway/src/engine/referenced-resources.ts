@@ -1,8 +1,9 @@
-// The provider-held resources (files, containers) an inference request names in its body, so a virtual key can be
-// held to its own (engine/resource-owners.ts) before the provider, which holds every tenant's resources behind
-// the gateway's keys, reads one to it. Only the known places are read, each with a few property reads: a request
-// that names nothing allocates nothing. Each walker takes the body the engine runs (OperationSpec.references):
-// the unified one where a format decodes into it, the native one where it is passed through.
+// The provider-held resources (files, containers, stored responses) an inference request names in its body, so
+// a virtual key can be held to its own (engine/resource-owners.ts) before the provider, which holds every
+// tenant's resources behind the gateway's keys, reads one to it. Only the known places are read, each with a few
+// property reads: a request that names nothing allocates nothing. Each walker takes the body the engine runs
+// (OperationSpec.references): the unified one where a format decodes into it, the native one where it is passed
+// through.
 import { isRecord } from '../util/records.ts';
 import type { ResourceRef } from './resource-ref.ts';
 
@@ -52,15 +53,20 @@ export function chatReferences(req: { messages: readonly Message[] }): readonly 
   return out;
 }
 
-// OpenAI Responses: `input_file` / `input_image` parts of messages, of tool outputs and of a stored prompt's
-// variables; the code interpreter's container (an id, or `{type: "auto", file_ids}`); image generation's mask.
+// OpenAI Responses: the stored response `previous_response_id` continues (its owner is recorded when a virtual
+// key creates it, OperationSpec.creates); `input_file` / `input_image` parts of messages, of tool outputs and of
+// a stored prompt's variables; the code interpreter's container (an id, or `{type: "auto", file_ids}`); image
+// generation's mask.
 
 export function responsesReferences(req: {
   input?: unknown;
   tools?: unknown;
   prompt?: unknown;
+  previous_response_id?: unknown;
 }): readonly ResourceRef[] | undefined {
   let out: Refs;
+  const previous = req.previous_response_id;
+  if (typeof previous === 'string' && previous !== '') out = push(out, 'response', previous);
   if (Array.isArray(req.input)) {
     for (const item of req.input) {
       if (!isRecord(item)) continue;

@@ -33,7 +33,8 @@ export function callerOwner(principal: Principal | null): { owner: string; vkId:
   return { owner: GATEWAY_OWNER, vkId: undefined };
 }
 
-function vkOwner(vkId: string): string {
+/** The owner a virtual key's resources are recorded under. */
+export function vkOwner(vkId: string): string {
   return `vk:${vkId}`;
 }
 

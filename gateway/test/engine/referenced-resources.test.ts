@@ -19,6 +19,7 @@ import { modelsCallSpec } from '../../src/formats/genai/operations.ts';
 
 const file = (id: string) => ({ kind: 'file', id });
 const container = (id: string) => ({ kind: 'container', id });
+const response = (id: string) => ({ kind: 'response', id });
 
 describe('chat', () => {
   it('reads file parts of every message, and nothing else', () => {
@@ -108,6 +109,21 @@ describe('Responses', () => {
         ],
       }),
     ).toEqual([container('cntr_1'), file('file-a'), file('file-b'), file('file-m')]);
+  });
+
+  it('reads the stored response previous_response_id continues, first, beside the files', () => {
+    expect(responsesReferences({ input: 'and then?', previous_response_id: 'resp_1' })).toEqual([response('resp_1')]);
+    expect(
+      responsesReferences({
+        input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-a' }] }],
+        previous_response_id: 'resp_2',
+      }),
+    ).toEqual([response('resp_2'), file('file-a')]);
+    // Absent, null (the SDK's "none") or empty names nothing; a conversation is not a response.
+    for (const previous of [undefined, null, '']) {
+      expect(responsesReferences({ input: 'hi', previous_response_id: previous })).toBeUndefined();
+    }
+    expect(responsesReferences({ input: 'hi', conversation: 'conv_1' } as { input: string })).toBeUndefined();
   });
 
   it('names nothing for a string input or text-only items', () => {

@@ -32,6 +32,7 @@ import { CacheStore } from './state/services/cache/index.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
 import { applyMcpConfig } from './state/services/mcp/config-file.ts';
+import { ResourceOwnerStore, STORED_RESPONSE_DAYS } from './state/services/resource-owners.ts';
 import { DirSpool, spoolDirFor } from './state/spool.ts';
 import { importSqlite14, upgradePostgres14 } from './state/upgrade/index.ts';
 
@@ -227,8 +228,15 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     // fastify names the scheme from its own https option; TLS here comes from the server factory.
     const address = env.tls ? listening.replace(/^http:/, 'https:') : listening;
     // Retention: one pod per round deletes the rows past client.log_retention_days.
+    const owners = new ResourceOwnerStore(state.db);
     const stopRetention = startRetention(
-      { store: logStore, coord: state.coord, days: () => state.snapshot.client.log_retention_days, log: logger },
+      {
+        store: logStore,
+        coord: state.coord,
+        days: () => state.snapshot.client.log_retention_days,
+        expireOwners: (now) => owners.deleteCreatedBefore('response', now - STORED_RESPONSE_DAYS * 86_400_000),
+        log: logger,
+      },
       randomUUID(),
     );
     // Async jobs: this pod's worker and the sweep of expired results.

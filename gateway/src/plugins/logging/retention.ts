@@ -1,5 +1,6 @@
 // Log retention: rows older than `client.log_retention_days` are deleted periodically, by one pod at a time (a
-// shared lock that expires before the next round), so N pods do not run N identical deletes.
+// shared lock that expires before the next round), so N pods do not run N identical deletes. The same round
+// deletes the owner rows of stored responses the provider has expired.
 import type { Coordinator } from '../../state/coord/types.ts';
 import type { LogStore } from '../../state/services/logs.ts';
 
@@ -10,6 +11,11 @@ export interface RetentionOptions {
   coord: Coordinator;
   days: () => number;
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  /**
+   * Also deletes what else expires by age in the same round, under the same lock (owner rows of stored responses the
+   * provider no longer keeps); resolves to the rows deleted.
+   */
+  expireOwners?: (nowMs: number) => Promise<number>;
   /** Time between rounds (default one hour); the first round runs `firstMs` after start (default 30 s). */
   intervalMs?: number;
   firstMs?: number;
@@ -21,9 +27,12 @@ export async function retentionRound(opts: RetentionOptions, owner: string): Pro
   const interval = opts.intervalMs ?? 3_600_000;
   // Held for most of an interval: the next round (this pod's or another's) may run again.
   if (!(await opts.coord.setIfAbsent(RETENTION_LOCK, owner, Math.max(1000, interval * 0.9)))) return 0;
-  const deleted = await opts.store.deleteOlderThan(opts.days(), (opts.now ?? Date.now)());
+  const now = (opts.now ?? Date.now)();
+  const deleted = await opts.store.deleteOlderThan(opts.days(), now);
   if (deleted > 0) opts.log.info({ deleted, days: opts.days() }, 'deleted request logs past retention');
-  return deleted;
+  const owners = (await opts.expireOwners?.(now)) ?? 0;
+  if (owners > 0) opts.log.info({ deleted: owners }, 'deleted owner rows of expired stored responses');
+  return deleted + owners;
 }
 
 /** Starts the periodic rounds; returns the stop function. */

@@ -1,5 +1,6 @@
 // Owners of provider-held resources (migration 017): which virtual key (or the gateway) created a file, batch,
-// video or container, and with which provider key. Rows are written once and never moved to another owner.
+// video, container or stored response, and with which provider key. Rows are written once and never moved to
+// another owner; those of stored responses are deleted once the provider has expired them (retention round).
 import type { Db } from '../db/types.ts';
 
 export interface ResourceOwner {
@@ -54,6 +55,15 @@ export class ResourceOwnerStore {
     return new Set(rows.map((r) => r.resource_id));
   }
 
+  /** Deletes the rows of `kind` created before `cutoffMs` (resources the provider has expired); the count. */
+  async deleteCreatedBefore(kind: string, cutoffMs: number): Promise<number> {
+    const { rowCount } = await this.#db.query('DELETE FROM resource_owners WHERE kind = $1 AND created_at < $2', [
+      kind,
+      new Date(cutoffMs),
+    ]);
+    return rowCount;
+  }
+
   /** Forgets a resource the provider deleted. */
   async forget(provider: string, kind: string, resourceId: string): Promise<void> {
     await this.#db.query('DELETE FROM resource_owners WHERE provider = $1 AND kind = $2 AND resource_id = $3', [
@@ -63,3 +73,9 @@ export class ResourceOwnerStore {
     ]);
   }
 }
+
+/**
+ * How long a provider keeps a stored Response (OpenAI and Azure: 30 days), plus a day: after that its
+ * `previous_response_id` fails at the provider anyway, so the owner row only takes space.
+ */
+export const STORED_RESPONSE_DAYS = 31;

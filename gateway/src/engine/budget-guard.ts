@@ -59,6 +59,11 @@ export class BudgetGuard {
   headers: RateHeaders | undefined;
   /** The units the request is estimated to be billed by (OperationSpec.estimateUnits), reserved beside tokens. */
   units: BilledUnits | undefined;
+  /**
+   * Whether the answer may be audio (its output then reserved at an audio rate the model has); undefined: read from
+   * the request body (requestsAudioOutput). Realtime responses answer in audio by default.
+   */
+  audioOutput: boolean | undefined;
   /** Reserved at least this much, so a spent budget refuses a request priced later (a batch, charged at results). */
   minReservationNano = 0;
 
@@ -94,7 +99,8 @@ export class BudgetGuard {
           inputTokens: this.inputTokens,
           maxOutputTokens: requestMaxOutputTokens(this.body, price.price),
           units: this.units,
-          textOutputOnly: price.price.output_audio !== undefined && !requestsAudioOutput(this.body),
+          textOutputOnly:
+            price.price.output_audio !== undefined && !(this.audioOutput ?? requestsAudioOutput(this.body)),
         })
       : 0;
     const amountNano = Math.max(estimated, this.minReservationNano);

@@ -36,6 +36,7 @@ export class SessionMeter {
     this.sessionId = sessionId;
     this.owners = owners;
     this.guard = new BudgetGuard(rt, sessionId, owners, {});
+    this.guard.audioOutput = true;
   }
 
   /** Rate-limit headers of the admission (for the upgrade's answer). */
@@ -86,6 +87,8 @@ export class SessionMeter {
     if (this.guard.idle || !cand) return undefined;
     this.turn += 1;
     this.guard = new BudgetGuard(this.rt, `${this.sessionId}.${this.turn}`, this.owners, {}, false);
+    // A realtime response answers in audio unless the session asked for text only: held at the audio rate.
+    this.guard.audioOutput = true;
     try {
       await this.guard.admit(cand, MAX_SESSION_MS);
       return undefined;

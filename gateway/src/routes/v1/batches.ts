@@ -2,7 +2,8 @@
 // A batch is charged once, when its results are read whole: each request's usage at the provider's batch price.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { batchRule, checkBatchInput } from '../../engine/batch-input.ts';
+import { batchRule, readBatchInput } from '../../engine/batch-input.ts';
+import { type BatchDialect, checkBatchReferences } from '../../engine/batch-references.ts';
 import { byIdCall, kindById } from '../../engine/resource-by-id.ts';
 import type { LogTail } from '../../engine/resource-call.ts';
 import { type ListOp, ownedListCall } from '../../engine/resource-list.ts';
@@ -88,10 +89,22 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
             const create = a.batches?.create;
             if (!create) return undefined;
             return async (ctx) => {
-              const pc = vk?.provider_configs.find((c) => c.provider === ctx.provider);
-              // A batch of one model (Gemini) had that model checked with the call; its lines cannot name another.
-              const rule = vk && !a.batches?.oneModel ? batchRule(vk.name, pc, body) : undefined;
-              if (rule) await checkBatchInput(body, rule, fileReader(a, body, ctx), ctx.network.max_response_bytes);
+              if (vk) {
+                const pc = vk.provider_configs.find((c) => c.provider === ctx.provider);
+                // A batch of one model (Gemini) had that model checked with the call; its lines cannot name another.
+                const rule = a.batches?.oneModel ? undefined : batchRule(vk.name, pc, body);
+                const dialect = dialectOf(a);
+                // One read of the input serves both checks. Anthropic takes no input file and Gemini serves no
+                // uploaded file back, so only OpenAI-style input files are read for their references alone.
+                const references = {
+                  endpoint: body.endpoint ?? '/v1/chat/completions',
+                  dialect,
+                  readsInputFile: dialect === 'openai',
+                };
+                const max = ctx.network.max_response_bytes;
+                const refs = await readBatchInput(body, { rule, references }, fileReader(a, body, ctx), max);
+                if (refs) await checkBatchReferences(rt, vk.id, ctx.provider, refs);
+              }
               return create.call(a.batches, body, ctx);
             };
           },
@@ -187,6 +200,14 @@ const BATCH = kindById(
 function batchFiles(b: Batch): ResourceRef[] {
   const ids = [b.input_file_id, b.output_file_id, b.error_file_id];
   return ids.filter((id): id is string => typeof id === 'string' && id !== '').map((id) => ({ kind: 'file', id }));
+}
+
+/** How a provider runs batch lines beside OpenAI's shape: as requests of the native API it speaks, if any. */
+function dialectOf(a: ProviderAdapter): BatchDialect {
+  const native = a.native?.unary;
+  if (native?.['anthropic.messages']) return 'anthropic';
+  if (native?.['genai.generate_content']) return 'genai';
+  return 'openai';
 }
 
 /** The input file's bytes, read with the key that holds it; undefined when the provider cannot serve them. */

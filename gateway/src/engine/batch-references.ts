@@ -1,0 +1,159 @@
+// The provider-held resources (files, containers, stored responses) the requests of a batch name. The provider
+// runs a batch behind the gateway's key, so a request naming another tenant's file would have it read into the
+// batch's output file, which the batch's creator downloads. Each request is read with the walker the inference
+// path uses for what the provider will run (referenced-resources.ts), the ids are collected once across all
+// requests, and a virtual key must own them all at the batch's provider before the batch is created.
+import { GatewayError } from '../http/errors.ts';
+import type { Runtime } from '../runtime.ts';
+import { isRecord } from '../util/records.ts';
+import { chatReferences, genaiReferences, messagesReferences, responsesReferences } from './referenced-resources.ts';
+import { checkOwnsAll, recordedId } from './resource-owners.ts';
+import type { ResourceRef } from './resource-ref.ts';
+
+/**
+ * The most distinct resources one batch may name. Their owners are read in one query per kind, so this bounds
+ * that query and the memory the ids take while the input is read; a larger batch is split by its caller.
+ */
+export const MAX_BATCH_REFS = 10_000;
+
+/**
+ * What a provider runs a batch's lines as, beside OpenAI's `{custom_id, url, body}` lines: `anthropic` sends
+ * `{custom_id, params}` (and bodies at /v1/messages) as Messages requests, and OpenAI chat bodies translated;
+ * `genai` sends `params` (and an input file's `{key, request}` lines) as GenerateContentRequests, and OpenAI chat
+ * bodies translated. `openai` runs each line's body at its url (or the batch's endpoint).
+ */
+export type BatchDialect = 'openai' | 'anthropic' | 'genai';
+
+type Json = Record<string, unknown>;
+type Refs = readonly ResourceRef[] | undefined;
+
+/** Pure: the resources one request of a batch names, read as `dialect` runs it. */
+export function lineReferences(line: Json, endpoint: string, dialect: BatchDialect): Refs {
+  const url = typeof line['url'] === 'string' ? line['url'] : endpoint;
+  const params = isRecord(line['params']) ? line['params'] : undefined;
+  const body = isRecord(line['body']) ? line['body'] : undefined;
+  switch (dialect) {
+    case 'anthropic': {
+      // As the adapter's paramsOf decides: Anthropic's own params, or an OpenAI chat body it translates.
+      const given = params ?? body;
+      if (!given) return undefined;
+      return line['params'] !== undefined || url === '/v1/messages' ? messages(given) : chat(given);
+    }
+    case 'genai': {
+      const native = params ?? (isRecord(line['request']) ? line['request'] : undefined);
+      if (native) return genaiReferences({ action: 'generateContent', body: native });
+      return body && chat(body);
+    }
+    case 'openai': {
+      const given = body ?? params;
+      if (!given) return undefined;
+      // A line's url should be the batch's endpoint; when it is not, both are read, whichever the provider runs.
+      const at = atEndpoint(url, given);
+      return url === endpoint ? at : concat(at, atEndpoint(endpoint, given));
+    }
+  }
+}
+
+/** The walker of an inference endpoint; endpoints without one (embeddings, completions) name nothing. */
+function atEndpoint(endpoint: string, body: Json): Refs {
+  switch (endpoint) {
+    case '/v1/chat/completions':
+      return chat(body);
+    case '/v1/responses':
+      return responsesReferences(body);
+    case '/v1/messages':
+      return messages(body);
+    default:
+      return undefined;
+  }
+}
+
+// The walkers take decoded bodies; a batch line is any JSON, so its messages are kept to objects first.
+
+function chat(body: Json): Refs {
+  const list = body['messages'];
+  return Array.isArray(list) ? chatReferences({ messages: list.filter(isRecord) }) : undefined;
+}
+
+function messages(body: Json): Refs {
+  const list = body['messages'];
+  return messagesReferences({
+    messages: Array.isArray(list) ? list.filter(isRecord) : [],
+    container: body['container'],
+  });
+}
+
+function concat(a: Refs, b: Refs): Refs {
+  return a && b ? [...a, ...b] : (a ?? b);
+}
+
+/** Where a request sits in the batch, for messages: `request 3 (custom_id "x")`. */
+export function requestLabel(line: Json, n: number): string {
+  const id = typeof line['custom_id'] === 'string' ? ` (custom_id ${JSON.stringify(line['custom_id'])})` : '';
+  return `request ${n}${id}`;
+}
+
+/** The distinct resources a batch names (as recorded: `files/abc` and `abc` are one), each with the first request naming it. */
+export class BatchReferences {
+  private readonly first = new Map<string, { ref: ResourceRef; where: string }>();
+
+  /** What a refusal points at (`requests` or `input_file_id`). */
+  readonly param: string;
+
+  constructor(param: string) {
+    this.param = param;
+  }
+
+  /** Adds request `n`'s resources; past MAX_BATCH_REFS distinct ones the batch is refused (400). */
+  add(line: Json, n: number, refs: Refs): void {
+    if (!refs) return;
+    for (const ref of refs) {
+      const key = `${ref.kind}\u0000${recordedId(ref)}`;
+      if (this.first.has(key)) continue;
+      if (this.first.size >= MAX_BATCH_REFS) {
+        throw new GatewayError(
+          'invalid_request',
+          `${requestLabel(line, n)}: the batch names more than ${MAX_BATCH_REFS} distinct files, containers and stored responses, the most one batch may name; split it into smaller batches`,
+          { param: this.param },
+        );
+      }
+      this.first.set(key, { ref, where: requestLabel(line, n) });
+    }
+  }
+
+  get size(): number {
+    return this.first.size;
+  }
+
+  /** The resources, in the order the requests first name them. */
+  entries(): readonly { ref: ResourceRef; where: string }[] {
+    return [...this.first.values()];
+  }
+}
+
+/**
+ * A virtual key's proof that it owns every resource its batch names at `provider` (checkOwnsAll: one query per
+ * kind). One it cannot prove answers 404 naming the first request that names it; unreadable records answer 503.
+ */
+export async function checkBatchReferences(
+  rt: Runtime,
+  vkId: string,
+  provider: string,
+  refs: BatchReferences,
+): Promise<void> {
+  if (refs.size === 0) return;
+  const entries = refs.entries();
+  try {
+    await checkOwnsAll(
+      rt,
+      vkId,
+      provider,
+      entries.map((e) => e.ref),
+    );
+  } catch (err) {
+    if (!(err instanceof GatewayError) || err.code !== 'not_found') throw err;
+    // checkOwnsAll names the first unproven ref of a kind as `<kind> <id> not found`; the request is found by it.
+    const hit = entries.find((e) => err.message === `${e.ref.kind} ${e.ref.id.slice(0, 200)} not found`);
+    throw new GatewayError('not_found', hit ? `${hit.where}: ${err.message}` : err.message, { param: refs.param });
+  }
+}

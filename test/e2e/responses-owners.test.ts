@@ -133,6 +133,26 @@ describe('previous_response_id', () => {
     expect(upstream.requests.length).toBe(before + 1);
   });
 
+  it('refuses a stored conversation to a virtual key (none is created through the gateway); a token passes it on', async () => {
+    const before = upstream.requests.length;
+    for (const conversation of ['conv_elsewhere', { id: 'conv_elsewhere' }]) {
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, input: 'join it', conversation }),
+      });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+        'conversation conv_elsewhere not found',
+      );
+    }
+    expect(upstream.requests.length).toBe(before);
+    await admin.responses
+      .create({ model: MODEL, input: 'join it', conversation: 'conv_elsewhere' })
+      .catch(() => undefined);
+    expect(upstream.requests.length).toBe(before + 1);
+  });
+
   it('records nothing for a response made with store: false; its follow-up is 404', async () => {
     const first = await a.responses.create({ model: MODEL, input: 'forget me', store: false });
     expect(await ownerRow(first.id)).toBeUndefined();

@@ -54,7 +54,7 @@ export function chatReferences(req: { messages: readonly Message[] }): readonly 
 }
 
 // OpenAI Responses: the stored response `previous_response_id` continues (its owner is recorded when a virtual
-// key creates it, OperationSpec.creates); `input_file` / `input_image` parts of messages, of tool outputs and of
+// key creates it, OperationSpec.creates) and the stored `conversation` it joins; `input_file` / `input_image` parts of messages, of tool outputs and of
 // a stored prompt's variables; the code interpreter's container (an id, or `{type: "auto", file_ids}`); image
 // generation's mask.
 
@@ -63,10 +63,15 @@ export function responsesReferences(req: {
   tools?: unknown;
   prompt?: unknown;
   previous_response_id?: unknown;
+  conversation?: unknown;
 }): readonly ResourceRef[] | undefined {
   let out: Refs;
   const previous = req.previous_response_id;
   if (typeof previous === 'string' && previous !== '') out = push(out, 'response', previous);
+  // A stored conversation (an id, or `{id}`). No route of the gateway creates one, so no virtual key owns one:
+  // it is refused to them (fail closed), and gateway tokens pass it on.
+  const conversation = isRecord(req.conversation) ? req.conversation['id'] : req.conversation;
+  if (typeof conversation === 'string' && conversation !== '') out = push(out, 'conversation', conversation);
   if (Array.isArray(req.input)) {
     for (const item of req.input) {
       if (!isRecord(item)) continue;

@@ -119,11 +119,19 @@ describe('Responses', () => {
         previous_response_id: 'resp_2',
       }),
     ).toEqual([response('resp_2'), file('file-a')]);
-    // Absent, null (the SDK's "none") or empty names nothing; a conversation is not a response.
+    // Absent, null (the SDK's "none") or empty names nothing.
     for (const previous of [undefined, null, '']) {
       expect(responsesReferences({ input: 'hi', previous_response_id: previous })).toBeUndefined();
     }
-    expect(responsesReferences({ input: 'hi', conversation: 'conv_1' } as { input: string })).toBeUndefined();
+  });
+
+  it('reads the stored conversation a request joins (an id or {id}); a conversation is not a response', () => {
+    const conversation = (id: string) => ({ kind: 'conversation', id });
+    expect(responsesReferences({ input: 'hi', conversation: 'conv_1' })).toEqual([conversation('conv_1')]);
+    expect(responsesReferences({ input: 'hi', conversation: { id: 'conv_2' } })).toEqual([conversation('conv_2')]);
+    for (const none of [undefined, null, '', {}, { id: '' }]) {
+      expect(responsesReferences({ input: 'hi', conversation: none })).toBeUndefined();
+    }
   });
 
   it('names nothing for a string input or text-only items', () => {

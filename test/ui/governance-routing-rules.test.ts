@@ -112,6 +112,51 @@ describe('routing rules page', () => {
     await context.close();
   }, 90_000);
 
+  it('follows a change made elsewhere, but keeps what is being typed and offers the new version', async () => {
+    const [rule] = await rules();
+    const { context, page, problems } = await open();
+    await logIn(page, gw);
+    await page.goto(`${gw.uiUrl}routing-rules/${rule?.id}`);
+    await page.getByRole('heading', { name: 'Routing rule long-context' }).waitFor();
+    const description = page.getByRole('textbox', { name: 'Description' });
+    const elsewhere = async (text: string) => {
+      const res = await gw.admin(`/api/governance/routing-rules/${rule?.id}`, {
+        method: 'PUT',
+        body: { ...rule, description: text },
+      });
+      expect(res.status).toBe(200);
+    };
+
+    // Untouched: the form shows the other change (the live socket's store_update refetches the rule).
+    await elsewhere('changed by a script');
+    await expect.poll(() => description.inputValue(), { timeout: 15_000 }).toBe('changed by a script');
+
+    // Being edited: the typing stays, and the page says the rule changed.
+    await description.fill('my own words');
+    await elsewhere('changed again');
+    const notice = page.getByRole('status').filter({ hasText: 'This routing rule was changed elsewhere' });
+    await notice.waitFor({ timeout: 15_000 });
+    expect(await description.inputValue()).toBe('my own words');
+    await shot(page, 'routing-rule-changed-elsewhere');
+
+    // Loading the new version drops the typing.
+    await notice.getByRole('button', { name: 'Load the new version' }).click();
+    await expect.poll(() => description.inputValue()).toBe('changed again');
+    expect(await notice.isVisible()).toBe(false);
+
+    // This tab's own save is not a change made elsewhere.
+    await description.fill('saved here');
+    await page.getByRole('button', { name: 'Save routing rule' }).click();
+    await expect
+      .poll(async () => (await rules())[0]?.['description' as keyof Rule], { timeout: 10_000 })
+      .toBe('saved here');
+    await page.waitForTimeout(2_000);
+    expect(await notice.isVisible()).toBe(false);
+    expect(await description.inputValue()).toBe('saved here');
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 90_000);
+
   it('refuses a save with a bad expression in the gateway’s words, changing nothing, and deletes the rule', async () => {
     const [rule] = await rules();
     const { context, page, problems } = await open();

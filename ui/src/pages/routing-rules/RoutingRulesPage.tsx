@@ -6,6 +6,7 @@ import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { api, seg } from '../../api/client.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert, Loading, useApiMutation } from '../../components/feedback.tsx';
+import { StaleNotice, useFormVersion } from '../../components/RemoteChange.tsx';
 import {
   GOVERNANCE,
   showFieldError,
@@ -194,6 +195,7 @@ function RuleDetail() {
     success: 'Routing rule deleted',
   });
   const data = rule.data;
+  const version = useFormVersion(data?.updated_at);
   return (
     <Stack>
       <Anchor component={Link} to="/routing-rules" size="sm">
@@ -215,14 +217,23 @@ function RuleDetail() {
       {rule.isPending && <Loading what="the routing rule" />}
       {data && (
         <Paper withBorder p="md">
-          <RuleForm
-            key={data.updated_at}
-            existing={data}
-            submitLabel="Save routing rule"
-            saving={save.isPending}
-            error={save.error}
-            onSubmit={(body, form) => save.mutate({ body }, { onError: (e) => showFieldError(form, e) })}
-          />
+          <Stack>
+            <StaleNotice what="routing rule" version={version} />
+            <RuleForm
+              key={version.key}
+              existing={data}
+              submitLabel="Save routing rule"
+              saving={save.isPending}
+              error={save.error}
+              onDirtyChange={version.setDirty}
+              onSubmit={(body, form) =>
+                save.mutate(
+                  { body },
+                  { onSuccess: (r) => version.adopt(r.updated_at), onError: (e) => showFieldError(form, e) },
+                )
+              }
+            />
+          </Stack>
         </Paper>
       )}
     </Stack>

@@ -22,6 +22,7 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
 import { ErrorAlert } from '../../components/feedback.tsx';
+import { useReportDirty } from '../../components/RemoteChange.tsx';
 import type { Provider } from '../providers/types.ts';
 import { providerKeys } from '../providers/types.ts';
 import {
@@ -126,6 +127,8 @@ export function RuleForm(props: {
   error: unknown;
   onSubmit: (body: Record<string, unknown>, form: FormLike) => void;
   onCancel?: () => void;
+  /** Whether the user has changed the form (the page keeps their typing when the rule changes elsewhere). */
+  onDirtyChange?: (dirty: boolean) => void;
 }) {
   const form = useForm<RuleValues>({
     initialValues: initial(props.existing),
@@ -136,6 +139,7 @@ export function RuleForm(props: {
       scope_id: (v, all) => (all.scope !== 'global' && !v ? `Choose the ${all.scope.replace('_', ' ')}` : null),
     },
   });
+  useReportDirty(form.isDirty(), props.onDirtyChange);
   const v = form.getValues();
   const cel = useCelCheck(v.cel_expression);
   const providers = useQuery({

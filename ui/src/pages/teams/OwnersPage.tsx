@@ -29,6 +29,7 @@ import {
   SourceBadge,
   useApiMutation,
 } from '../../components/feedback.tsx';
+import { StaleNotice, useFormVersion, useReportDirty } from '../../components/RemoteChange.tsx';
 import {
   BudgetBars,
   type BudgetDraft,
@@ -203,6 +204,8 @@ function OwnerForm(props: {
   readOnly?: boolean;
   onCancel?: () => void;
   onSaved?: (o: Owner) => void;
+  /** Whether the user has changed the form (the page keeps their typing when the row changes elsewhere). */
+  onDirtyChange?: (dirty: boolean) => void;
 }) {
   const { kind, existing, readOnly = false } = props;
   const w = WORDS[kind];
@@ -218,6 +221,7 @@ function OwnerForm(props: {
     },
     validate: { name: (v) => (v.trim() ? null : `Give the ${kind} a name`) },
   });
+  useReportDirty(form.isDirty(), props.onDirtyChange);
   const f = form as unknown as FormLike;
   const save = useApiMutation(
     (v: OwnerValues) => {
@@ -288,6 +292,7 @@ function OwnerDetail({ kind }: { kind: OwnerKind }) {
   const w = WORDS[kind];
   const id = useParams()['id'] ?? '';
   const owner = useQuery({ queryKey: [...w.keys, id], queryFn: () => api.get<Owner>(`${w.api}/${seg(id)}`) });
+  const version = useFormVersion(owner.data?.updated_at);
   const limits = useRateLimits();
   const keys = useVirtualKeys();
   const teams = useTeams();
@@ -389,7 +394,17 @@ function OwnerDetail({ kind }: { kind: OwnerKind }) {
             <Title order={3} size="h4" mb="sm">
               Settings
             </Title>
-            <OwnerForm key={data.updated_at} kind={kind} existing={data} readOnly={readOnly} />
+            <Stack>
+              <StaleNotice what={kind} version={version} />
+              <OwnerForm
+                key={version.key}
+                kind={kind}
+                existing={data}
+                readOnly={readOnly}
+                onDirtyChange={version.setDirty}
+                onSaved={(o) => version.adopt(o.updated_at)}
+              />
+            </Stack>
           </Paper>
         </>
       )}

@@ -21,6 +21,7 @@ import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
 import { api, seg } from '../../api/client.ts';
 import { ErrorAlert } from '../../components/feedback.tsx';
+import { useReportDirty } from '../../components/RemoteChange.tsx';
 import { keysOf, type Provider, type ProviderKey, providerKeys } from '../providers/types.ts';
 import {
   type BudgetDraft,
@@ -153,6 +154,8 @@ export function VirtualKeyForm(props: {
   error: unknown;
   onSubmit: (body: Record<string, unknown>, form: FormLike) => void;
   onCancel?: () => void;
+  /** Whether the user has changed the form (the page keeps their typing when the key changes elsewhere). */
+  onDirtyChange?: (dirty: boolean) => void;
 }) {
   const { readOnly = false } = props;
   const form = useForm<VkValues>({
@@ -164,6 +167,7 @@ export function VirtualKeyForm(props: {
       provider_configs: { provider: (v) => (v ? null : 'Choose a provider') },
     },
   });
+  useReportDirty(form.isDirty(), props.onDirtyChange);
   const teams = useTeams();
   const customers = useCustomers();
   const providers = useQuery({

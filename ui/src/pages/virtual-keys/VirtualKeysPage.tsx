@@ -28,6 +28,7 @@ import {
   SourceBadge,
   useApiMutation,
 } from '../../components/feedback.tsx';
+import { StaleNotice, useFormVersion } from '../../components/RemoteChange.tsx';
 import {
   BudgetBars,
   budgetsWithUsage,
@@ -269,6 +270,7 @@ function VirtualKeyDetail() {
     success: 'Virtual key deleted',
   });
   const data = vk.data;
+  const version = useFormVersion(data?.updated_at);
   const readOnly = data ? isOperatorOwned(data) : true;
   const owner = data ? ownerOf(data) : undefined;
   return (
@@ -358,15 +360,24 @@ function VirtualKeyDetail() {
             <Title order={3} size="h4" mb="sm">
               Settings
             </Title>
-            <VirtualKeyForm
-              key={data.updated_at}
-              existing={data}
-              readOnly={readOnly}
-              submitLabel="Save virtual key"
-              saving={save.isPending}
-              error={save.error}
-              onSubmit={(body, form) => save.mutate({ body }, { onError: (e) => showFieldError(form, e) })}
-            />
+            <Stack>
+              <StaleNotice what="virtual key" version={version} />
+              <VirtualKeyForm
+                key={version.key}
+                existing={data}
+                readOnly={readOnly}
+                submitLabel="Save virtual key"
+                saving={save.isPending}
+                error={save.error}
+                onDirtyChange={version.setDirty}
+                onSubmit={(body, form) =>
+                  save.mutate(
+                    { body },
+                    { onSuccess: (k) => version.adopt(k.updated_at), onError: (e) => showFieldError(form, e) },
+                  )
+                }
+              />
+            </Stack>
           </Paper>
         </>
       )}

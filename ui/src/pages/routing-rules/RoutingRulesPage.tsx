@@ -9,6 +9,7 @@ import { ErrorAlert, Loading, useApiMutation } from '../../components/feedback.t
 import { StaleNotice, useFormVersion } from '../../components/RemoteChange.tsx';
 import {
   GOVERNANCE,
+  saveAdopting,
   showFieldError,
   useCustomers,
   useDeleteRow,
@@ -226,12 +227,7 @@ function RuleDetail() {
               saving={save.isPending}
               error={save.error}
               onDirtyChange={version.setDirty}
-              onSubmit={(body, form) =>
-                save.mutate(
-                  { body },
-                  { onSuccess: (r) => version.adopt(r.updated_at), onError: (e) => showFieldError(form, e) },
-                )
-              }
+              onSubmit={saveAdopting(save, version)}
             />
           </Stack>
         </Paper>

@@ -35,6 +35,7 @@ import {
   GOVERNANCE,
   RateLimitBars,
   rateEntryOf,
+  saveAdopting,
   showFieldError,
   useBudgets,
   useCustomers,
@@ -370,12 +371,7 @@ function VirtualKeyDetail() {
                 saving={save.isPending}
                 error={save.error}
                 onDirtyChange={version.setDirty}
-                onSubmit={(body, form) =>
-                  save.mutate(
-                    { body },
-                    { onSuccess: (k) => version.adopt(k.updated_at), onError: (e) => showFieldError(form, e) },
-                  )
-                }
+                onSubmit={saveAdopting(save, version)}
               />
             </Stack>
           </Paper>

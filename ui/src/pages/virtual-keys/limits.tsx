@@ -274,6 +274,20 @@ export function showFieldError(form: FormLike, err: unknown): void {
   if (err instanceof ApiError && err.field) form.setFieldError(formPath(err.field), err.message);
 }
 
+/**
+ * An edit form's onSubmit: saves the body with `save` and, once saved, shows the saved version (useFormVersion's
+ * adopt, so this tab's own save is not taken for a change made elsewhere); a refusal goes under its field.
+ */
+export function saveAdopting<T extends { updated_at: string }>(
+  save: {
+    mutate(vars: { body: Record<string, unknown> }, opts: { onSuccess(r: T): void; onError(e: unknown): void }): void;
+  },
+  version: { adopt(v?: string): void },
+): (body: Record<string, unknown>, form: FormLike) => void {
+  return (body, form) =>
+    save.mutate({ body }, { onSuccess: (r) => version.adopt(r.updated_at), onError: (e) => showFieldError(form, e) });
+}
+
 const DURATION_HELP = 'A count and a unit: m minute, h hour, d day, w week, M month, Y year (30d, 1M)';
 
 /** The fields of a list of budgets at `path` (values: `budgets`). */

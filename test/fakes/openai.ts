@@ -3,16 +3,30 @@
 // on the path suffix, so the same fake serves `/v1/...`, prefixed roots (`/openai/v1`, `/api/v1`), rootless
 // servers (`/chat/completions`) and Azure (`/openai/deployments/{d}/...`, `/openai/v1/responses`).
 // Answers echo the model and the last user message so tests can assert what the upstream received. Stored
-// responses can be continued (`previous_response_id`); an id the fakes never stored answers OpenAI's 404.
+// responses can be continued (`previous_response_id`, openai-responses.ts); shared wire helpers are in openai-wire.ts.
 import type { ServerResponse } from 'node:http';
-import { FakeServer, type RecordedRequest, type Route, sendJson, sleep } from './server.ts';
+import { inputTokens, responses } from './openai-responses.ts';
+import {
+  body,
+  chatUsage,
+  checkStreamOptions,
+  fakeReply,
+  invalid,
+  type Json,
+  modelOf,
+  nextId,
+  now,
+  type OpenAIFakeStreamState,
+  obj,
+  objects,
+  textOfContent,
+  tokens,
+  words,
+  writeSse,
+} from './openai-wire.ts';
+import { FakeServer, type RecordedRequest, type Route, sendJson } from './server.ts';
 
-export interface OpenAIFakeStreamState {
-  /** Pause between stream events (ms); raise it to prove the gateway yields before the stream ends. */
-  gapMs: number;
-  /** Streams written to the end, `[DONE]` included. */
-  completed: number;
-}
+export { fakeReply, type OpenAIFakeStreamState };
 
 export type OpenAIFake = FakeServer & { stream: OpenAIFakeStreamState };
 
@@ -31,13 +45,6 @@ export function fakeEmbedding(input: string, dimensions = 8): number[] {
   return Array.from({ length: dimensions }, (_, i) => Math.fround(Math.sin(h + i)));
 }
 
-/** The assistant text the fake answers with. */
-export function fakeReply(model: string, lastUser: string): string {
-  return `Echo from ${model}: ${lastUser}`;
-}
-
-type Json = Record<string, unknown>;
-
 function openAIRoutes(stream: OpenAIFakeStreamState): Route[] {
   return [
     { method: 'POST', path: /\/chat\/completions$/, handler: (req, res) => chat(req, res, stream) },
@@ -47,82 +54,6 @@ function openAIRoutes(stream: OpenAIFakeStreamState): Route[] {
     { method: 'POST', path: /\/responses$/, handler: (req, res) => responses(req, res, stream) },
     { method: 'GET', path: /\/models$/, handler: models },
   ];
-}
-
-let counter = 0;
-const nextId = (prefix: string): string => `${prefix}${(++counter).toString(36).padStart(8, '0')}`;
-const now = (): number => Math.floor(Date.now() / 1000);
-const tokens = (text: string): number => text.split(/\s+/).filter(Boolean).length;
-const words = (text: string): string[] => text.match(/\s*\S+/g) ?? [''];
-
-function obj(v: unknown): Json | undefined {
-  // a non-null, non-array object: its properties are read as unknown and checked where used
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
-}
-
-/** The objects of a JSON array (anything else: none). */
-function objects(v: unknown): Json[] {
-  return Array.isArray(v) ? v.map((x: unknown) => obj(x) ?? {}) : [];
-}
-
-const body = (req: RecordedRequest): Json => obj(req.json) ?? {};
-
-/** The model a request names: the body's, else the Azure deployment in the path. */
-function modelOf(req: RecordedRequest, b: Json): string {
-  if (typeof b['model'] === 'string') return b['model'];
-  return /\/deployments\/([^/]+)\//.exec(req.path)?.[1] ?? 'unknown-model';
-}
-
-/** OpenAI's 400 shape; returns true when it answered. */
-function invalid(res: ServerResponse, ok: boolean, message: string, param: string | null): boolean {
-  if (ok) return false;
-  sendJson(res, 400, { error: { message, type: 'invalid_request_error', param, code: null } });
-  return true;
-}
-
-function checkStreamOptions(res: ServerResponse, b: Json): boolean {
-  return invalid(
-    res,
-    b['stream_options'] === undefined || b['stream_options'] === null || b['stream'] === true,
-    'The stream_options parameter is only allowed when stream is enabled.',
-    'stream_options',
-  );
-}
-
-function textOfContent(content: unknown): string {
-  if (typeof content === 'string') return content;
-  return objects(content)
-    .map((p) => (typeof p['text'] === 'string' ? p['text'] : ''))
-    .filter(Boolean)
-    .join(' ');
-}
-
-function chatUsage(prompt: number, completion: number): Json {
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
-  };
-}
-
-async function writeSse(
-  res: ServerResponse,
-  state: OpenAIFakeStreamState,
-  events: { event?: string; data: unknown }[],
-  done = true,
-): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  for (const e of events) {
-    if (res.destroyed) return;
-    res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`);
-    if (state.gapMs > 0) await sleep(state.gapMs);
-  }
-  if (res.destroyed) return;
-  // chat and completions streams end with the [DONE] sentinel; Responses streams just end
-  res.end(done ? 'data: [DONE]\n\n' : undefined);
-  state.completed++;
 }
 
 async function chat(req: RecordedRequest, res: ServerResponse, state: OpenAIFakeStreamState): Promise<void> {
@@ -284,131 +215,6 @@ function embeddings(req: RecordedRequest, res: ServerResponse): void {
     model: modelOf(req, b),
     usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
   });
-}
-
-/** Text of the last user turn of a Responses `input` (a string, or a list of items). */
-function lastUserInput(input: unknown): string {
-  if (typeof input === 'string') return input;
-  const item = objects(input)
-    .reverse()
-    .find((i) => i['role'] === 'user');
-  return textOfContent(item?.['content']);
-}
-
-function inputTokenCount(b: Json): number {
-  const input = b['input'];
-  const items = typeof input === 'string' ? [{ content: input }] : objects(input);
-  let n = typeof b['instructions'] === 'string' ? tokens(b['instructions']) : 0;
-  for (const i of items) {
-    n += tokens(textOfContent(i['content'])) + tokens(typeof i['output'] === 'string' ? i['output'] : '');
-    if (typeof i['arguments'] === 'string') n += tokens(i['arguments']);
-  }
-  return n + (Array.isArray(b['tools']) ? b['tools'].length * 10 : 0);
-}
-
-function inputTokens(req: RecordedRequest, res: ServerResponse): void {
-  const b = body(req);
-  if (invalid(res, typeof b['model'] === 'string', "Missing required parameter: 'model'.", 'model')) return;
-  sendJson(res, 200, { object: 'response.input_tokens', input_tokens: inputTokenCount(b) });
-}
-
-/**
- * Ids of the responses the fakes stored (`store` not false), as one OpenAI organisation holds them: another
- * fake instance continues them too. Bounded: the oldest are forgotten first.
- */
-const storedResponses = new Set<string>();
-const MAX_STORED_RESPONSES = 10_000;
-
-function storeResponse(id: string): void {
-  storedResponses.add(id);
-  if (storedResponses.size > MAX_STORED_RESPONSES) storedResponses.delete(storedResponses.values().next().value!);
-}
-
-/** OpenAI's answer to a `previous_response_id` it does not hold (never stored, or made with `store: false`). */
-function unknownPrevious(res: ServerResponse, previous: unknown): boolean {
-  if (previous === undefined || previous === null) return false;
-  if (typeof previous === 'string' && storedResponses.has(previous)) return false;
-  sendJson(res, 404, {
-    error: {
-      message: `Previous response with id '${String(previous)}' not found.`,
-      type: 'invalid_request_error',
-      param: 'previous_response_id',
-      code: 'previous_response_not_found',
-    },
-  });
-  return true;
-}
-
-async function responses(req: RecordedRequest, res: ServerResponse, state: OpenAIFakeStreamState): Promise<void> {
-  const b = body(req);
-  const input = b['input'];
-  if (invalid(res, typeof input === 'string' || Array.isArray(input), "Missing required parameter: 'input'.", 'input'))
-    return;
-  if (unknownPrevious(res, b['previous_response_id'])) return;
-  const model = modelOf(req, b);
-  const text = fakeReply(model, lastUserInput(input));
-  const inTokens = inputTokenCount(b);
-  const outTokens = tokens(text);
-  const id = nextId('resp_');
-  if (b['store'] !== false) storeResponse(id);
-  const itemId = nextId('msg_');
-  const part = { type: 'output_text', annotations: [], logprobs: [], text };
-  const item = { id: itemId, type: 'message', status: 'completed', role: 'assistant', content: [part] };
-  const response = (status: string, output: Json[], usage: Json | null): Json => ({
-    id,
-    object: 'response',
-    created_at: now(),
-    status,
-    background: false,
-    error: null,
-    incomplete_details: null,
-    instructions: b['instructions'] ?? null,
-    max_output_tokens: b['max_output_tokens'] ?? null,
-    metadata: b['metadata'] ?? {},
-    model,
-    output,
-    parallel_tool_calls: true,
-    previous_response_id: b['previous_response_id'] ?? null,
-    reasoning: { effort: null, summary: null },
-    store: b['store'] ?? true,
-    temperature: b['temperature'] ?? 1,
-    text: { format: { type: 'text' } },
-    tool_choice: 'auto',
-    tools: b['tools'] ?? [],
-    top_p: b['top_p'] ?? 1,
-    truncation: 'disabled',
-    usage,
-    user: null,
-  });
-  const usage = {
-    input_tokens: inTokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: outTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: inTokens + outTokens,
-  };
-  if (b['stream'] !== true) {
-    sendJson(res, 200, response('completed', [item], usage));
-    return;
-  }
-  let seq = 0;
-  const ev = (type: string, payload: Json): { event: string; data: Json } => ({
-    event: type,
-    data: { type, sequence_number: seq++, ...payload },
-  });
-  const at = { item_id: itemId, output_index: 0, content_index: 0 };
-  const events = [
-    ev('response.created', { response: response('in_progress', [], null) }),
-    ev('response.in_progress', { response: response('in_progress', [], null) }),
-    ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }),
-    ev('response.content_part.added', { ...at, part: { ...part, text: '' } }),
-    ...words(text).map((delta) => ev('response.output_text.delta', { ...at, delta, logprobs: [] })),
-    ev('response.output_text.done', { ...at, text, logprobs: [] }),
-    ev('response.content_part.done', { ...at, part }),
-    ev('response.output_item.done', { output_index: 0, item }),
-    ev('response.completed', { response: response('completed', [item], usage) }),
-  ];
-  await writeSse(res, state, events, false);
 }
 
 function models(_req: RecordedRequest, res: ServerResponse): void {

@@ -7,7 +7,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import { isRecord } from '../util/records.ts';
 import { chatReferences, genaiReferences, messagesReferences, responsesReferences } from './referenced-resources.ts';
-import { checkOwnsAll, recordedId } from './resource-owners.ts';
+import { firstUnowned, notFound, recordedId } from './resource-owners.ts';
 import type { ResourceRef } from './resource-ref.ts';
 
 /**
@@ -132,7 +132,7 @@ export class BatchReferences {
 }
 
 /**
- * A virtual key's proof that it owns every resource its batch names at `provider` (checkOwnsAll: one query per
+ * A virtual key's proof that it owns every resource its batch names at `provider` (firstUnowned: one query per
  * kind). One it cannot prove answers 404 naming the first request that names it; unreadable records answer 503.
  */
 export async function checkBatchReferences(
@@ -143,17 +143,14 @@ export async function checkBatchReferences(
 ): Promise<void> {
   if (refs.size === 0) return;
   const entries = refs.entries();
-  try {
-    await checkOwnsAll(
-      rt,
-      vkId,
-      provider,
-      entries.map((e) => e.ref),
-    );
-  } catch (err) {
-    if (!(err instanceof GatewayError) || err.code !== 'not_found') throw err;
-    // checkOwnsAll names the first unproven ref of a kind as `<kind> <id> not found`; the request is found by it.
-    const hit = entries.find((e) => err.message === `${e.ref.kind} ${e.ref.id.slice(0, 200)} not found`);
-    throw new GatewayError('not_found', hit ? `${hit.where}: ${err.message}` : err.message, { param: refs.param });
-  }
+  const missing = await firstUnowned(
+    rt,
+    vkId,
+    provider,
+    entries.map((e) => e.ref),
+  );
+  if (!missing) return;
+  const where = entries.find((e) => e.ref === missing)?.where;
+  const message = notFound(missing).message;
+  throw new GatewayError('not_found', where ? `${where}: ${message}` : message, { param: refs.param });
 }

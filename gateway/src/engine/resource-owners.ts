@@ -44,7 +44,8 @@ export function recordedId(ref: ResourceRef): string {
   return ref.id.startsWith(prefix) && ref.id.length > prefix.length ? ref.id.slice(prefix.length) : ref.id;
 }
 
-function notFound(ref: ResourceRef): GatewayError {
+/** The 404 of a resource a virtual key cannot prove it owns (its existence is not confirmed). */
+export function notFound(ref: ResourceRef): GatewayError {
   return new GatewayError('not_found', `${ref.kind} ${ref.id.slice(0, 200)} not found`);
 }
 
@@ -82,6 +83,20 @@ export async function checkOwnsAll(
   provider: string,
   refs: readonly ResourceRef[],
 ): Promise<void> {
+  const missing = await firstUnowned(rt, vkId, provider, refs);
+  if (missing) throw notFound(missing);
+}
+
+/**
+ * The first of `refs` (by kind, then in order) the virtual key cannot prove it owns at `provider`, one query per
+ * kind; undefined when it owns them all. Unreadable records answer 503 (fail closed).
+ */
+export async function firstUnowned(
+  rt: Runtime,
+  vkId: string,
+  provider: string,
+  refs: readonly ResourceRef[],
+): Promise<ResourceRef | undefined> {
   const byKind = new Map<string, Set<string>>();
   for (const ref of refs) {
     const ids = byKind.get(ref.kind);
@@ -99,8 +114,9 @@ export async function checkOwnsAll(
         );
       });
     const missing = refs.find((ref) => ref.kind === kind && !own.has(recordedId(ref)));
-    if (missing) throw notFound(missing);
+    if (missing) return missing;
   }
+  return undefined;
 }
 
 /** The owner record of a resource, for the gateway's own use (what a batch is charged to). */

@@ -99,6 +99,7 @@ export class BudgetGuard {
           inputTokens: this.inputTokens,
           maxOutputTokens: requestMaxOutputTokens(this.body, price.price),
           units: this.units,
+          // Only a model with an audio rate needs the body read for it (the text-only path reads nothing).
           textOutputOnly:
             price.price.output_audio !== undefined && !(this.audioOutput ?? requestsAudioOutput(this.body)),
         })

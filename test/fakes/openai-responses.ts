@@ -1,6 +1,6 @@
 // The fake OpenAI upstream's Responses API (openai.ts routes to it): `POST .../responses` (+ stream) and
-// `.../responses/input_tokens`. Stored responses can be continued (`previous_response_id`); an id the fakes never
-// stored answers OpenAI's 404.
+// `.../responses/input_tokens`. Stored responses can be continued (`previous_response_id`) and their output items
+// named (`item_reference`, an id-only reasoning item); an id the fakes never stored answers OpenAI's 404.
 import type { ServerResponse } from 'node:http';
 import {
   body,
@@ -57,6 +57,59 @@ function storeResponse(id: string): void {
   if (storedResponses.size > MAX_STORED_RESPONSES) storedResponses.delete(storedResponses.values().next().value!);
 }
 
+/**
+ * Output items of the stored responses, by id, as the organisation holds them: an input `item_reference` (or a
+ * reasoning item without its encrypted content) is resolved from here. Bounded like the responses.
+ */
+const storedItems = new Map<string, Json>();
+
+function storeItems(items: Json[]): void {
+  for (const item of items) {
+    if (typeof item['id'] === 'string') storedItems.set(item['id'], item);
+    if (storedItems.size > MAX_STORED_RESPONSES) storedItems.delete(storedItems.keys().next().value!);
+  }
+}
+
+/** The id OpenAI resolves an input item by: an item_reference (its type may be left out), an id-only reasoning item. */
+function resolvedId(item: Json): string | undefined {
+  const id = item['id'];
+  if (typeof id !== 'string') return undefined;
+  const type = item['type'];
+  if (type === 'item_reference' || ((type === undefined || type === null) && item['role'] === undefined)) return id;
+  if (type === 'reasoning' && typeof item['encrypted_content'] !== 'string') return id;
+  return undefined;
+}
+
+/**
+ * The input with its referenced items replaced by the stored ones, or OpenAI's 404 (answered, undefined) for an id
+ * it does not hold.
+ */
+function resolveItems(res: ServerResponse, input: unknown): unknown {
+  if (!Array.isArray(input)) return input;
+  const out: Json[] = [];
+  for (const item of objects(input)) {
+    const id = resolvedId(item);
+    if (id === undefined) {
+      out.push(item);
+      continue;
+    }
+    const stored = storedItems.get(id);
+    if (!stored) {
+      sendJson(res, 404, {
+        error: {
+          message: `Item with id '${id}' not found.`,
+          type: 'invalid_request_error',
+          param: 'input',
+          code: null,
+        },
+      });
+      return undefined;
+    }
+    out.push(stored);
+  }
+  return out;
+}
+
 /** OpenAI's answer to a `previous_response_id` it does not hold (never stored, or made with `store: false`). */
 function unknownPrevious(res: ServerResponse, previous: unknown): boolean {
   if (previous === undefined || previous === null) return false;
@@ -82,15 +135,23 @@ export async function responses(
   if (invalid(res, typeof input === 'string' || Array.isArray(input), "Missing required parameter: 'input'.", 'input'))
     return;
   if (unknownPrevious(res, b['previous_response_id'])) return;
+  const resolved = resolveItems(res, input);
+  if (resolved === undefined) return;
   const model = modelOf(req, b);
-  const text = fakeReply(model, lastUserInput(input));
-  const inTokens = inputTokenCount(b);
+  const text = fakeReply(model, lastUserInput(resolved));
+  const inTokens = inputTokenCount({ ...b, input: resolved });
   const outTokens = tokens(text);
   const id = nextId('resp_');
-  if (b['store'] !== false) storeResponse(id);
   const itemId = nextId('msg_');
   const part = { type: 'output_text', annotations: [], logprobs: [], text };
   const item = { id: itemId, type: 'message', status: 'completed', role: 'assistant', content: [part] };
+  // A reasoning model's answer (asked for with `reasoning`) starts with a reasoning item, as OpenAI's does.
+  const reasoning = b['reasoning'] ? { id: nextId('rs_'), type: 'reasoning', summary: [] } : undefined;
+  const output = reasoning ? [reasoning, item] : [item];
+  if (b['store'] !== false) {
+    storeResponse(id);
+    storeItems(output);
+  }
   const response = (status: string, output: Json[], usage: Json | null): Json => ({
     id,
     object: 'response',
@@ -125,7 +186,7 @@ export async function responses(
     total_tokens: inTokens + outTokens,
   };
   if (b['stream'] !== true) {
-    sendJson(res, 200, response('completed', [item], usage));
+    sendJson(res, 200, response('completed', output, usage));
     return;
   }
   let seq = 0;
@@ -133,17 +194,24 @@ export async function responses(
     event: type,
     data: { type, sequence_number: seq++, ...payload },
   });
-  const at = { item_id: itemId, output_index: 0, content_index: 0 };
+  const index = output.length - 1;
+  const at = { item_id: itemId, output_index: index, content_index: 0 };
   const events = [
     ev('response.created', { response: response('in_progress', [], null) }),
     ev('response.in_progress', { response: response('in_progress', [], null) }),
-    ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }),
+    ...(reasoning
+      ? [
+          ev('response.output_item.added', { output_index: 0, item: reasoning }),
+          ev('response.output_item.done', { output_index: 0, item: reasoning }),
+        ]
+      : []),
+    ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } }),
     ev('response.content_part.added', { ...at, part: { ...part, text: '' } }),
     ...words(text).map((delta) => ev('response.output_text.delta', { ...at, delta, logprobs: [] })),
     ev('response.output_text.done', { ...at, text, logprobs: [] }),
     ev('response.content_part.done', { ...at, part }),
-    ev('response.output_item.done', { output_index: 0, item }),
-    ev('response.completed', { response: response('completed', [item], usage) }),
+    ev('response.output_item.done', { output_index: index, item }),
+    ev('response.completed', { response: response('completed', output, usage) }),
   ];
   await writeSse(res, state, events, false);
 }

@@ -4,6 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AsyncSettings } from '../config/async-settings.ts';
 import { BudgetGuard } from '../engine/budget-guard.ts';
+import { referencesOf } from '../engine/inference.ts';
 import { checkOwnsAll } from '../engine/resource-owners.ts';
 import type { ResourceRef } from '../engine/resource-ref.ts';
 import { ownersOf, routeRequest } from '../engine/route-request.ts';
@@ -50,12 +51,12 @@ async function checkReferences(
   rt: Runtime,
   vkId: string,
   candidates: readonly Candidate[],
-  refs: readonly ResourceRef[],
+  refs: (provider: string) => readonly ResourceRef[],
 ): Promise<void> {
   let refused: unknown;
   for (const cand of candidates) {
     try {
-      await checkOwnsAll(rt, vkId, cand.provider, refs);
+      await checkOwnsAll(rt, vkId, cand.provider, refs(cand.provider));
       return;
     } catch (err) {
       refused = err;
@@ -99,8 +100,8 @@ export async function submitJob(
   try {
     // Routing and allow-lists now: a job the key may not run is refused before it is stored.
     const routed = routeRequest(rt, owners, decoded.body, model, fallbacks, request.headers);
-    const refs = owners.vk && op.spec.references?.(decoded.body);
-    if (owners.vk && refs && refs.length > 0) await checkReferences(rt, owners.vk.id, routed.candidates, refs);
+    const refs = owners.vk && referencesOf(rt, op.spec, decoded.body, false);
+    if (owners.vk && refs) await checkReferences(rt, owners.vk.id, routed.candidates, refs);
     guard = new BudgetGuard(rt, id, routed.owners, decoded.body);
     guard.units = op.spec.estimateUnits?.(decoded.body);
     const first = routed.candidates[0];

@@ -1,4 +1,4 @@
-// The provider-held resources (files, containers, stored responses) the requests of a batch name. The provider
+// The provider-held resources (files, containers, stored responses and their items) the requests of a batch name. The provider
 // runs a batch behind the gateway's key, so a request naming another tenant's file would have it read into the
 // batch's output file, which the batch's creator downloads. Each request is read with the walker the inference
 // path uses for what the provider will run (referenced-resources.ts), the ids are collected once across all
@@ -113,7 +113,7 @@ export class BatchReferences {
       if (this.first.size >= MAX_BATCH_REFS) {
         throw new GatewayError(
           'invalid_request',
-          `${requestLabel(line, n)}: the batch names more than ${MAX_BATCH_REFS} distinct files, containers and stored responses, the most one batch may name; split it into smaller batches`,
+          `${requestLabel(line, n)}: the batch names more than ${MAX_BATCH_REFS} distinct files, containers, stored responses and stored response items, the most one batch may name; split it into smaller batches`,
           { param: this.param },
         );
       }

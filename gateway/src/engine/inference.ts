@@ -93,7 +93,7 @@ export async function runUnary<Req, Res, Chunk>(
 ): Promise<{ value: Res; outcome: ExecOutcome }> {
   p.telemetry?.setOperation(spec.requestType);
   const vk = input.owners.vk;
-  const refs = vk && spec.references?.(input.body);
+  const refs = vk && referencesOf(rt, spec, input.body, false);
   const r = await run(rt, input, p, spec.label, refs, (a) => {
     const fn = spec.unary(a);
     return fn && ((ctx) => fn(input.body, ctx));
@@ -110,7 +110,7 @@ export async function runStream<Req, Res, Chunk>(
 ): Promise<{ value: AsyncIterable<Chunk>; outcome: ExecOutcome }> {
   p.telemetry?.setOperation(spec.requestType);
   const vk = input.owners.vk;
-  const refs = vk && spec.references?.(input.body);
+  const refs = vk && referencesOf(rt, spec, input.body, true);
   const { value: answered, outcome } = await run(rt, input, p, `streaming ${spec.label}`, refs, (a) => {
     const fn = spec.stream?.(a);
     return fn && ((ctx) => fn(input.body, ctx));
@@ -121,13 +121,33 @@ export async function runStream<Req, Res, Chunk>(
   return { value: new WatchedStream(value, outcome, secrets, input.signal), outcome };
 }
 
+/**
+ * What a virtual key's request must own at an attempt's provider (OperationSpec.references, narrowed by
+ * referencesAt to what that provider reads); undefined when the request names nothing.
+ */
+export function referencesOf<Req, Res, Chunk>(
+  rt: Runtime,
+  spec: OperationSpec<Req, Res, Chunk>,
+  body: Req,
+  stream: boolean,
+): ((provider: string) => readonly ResourceRef[]) | undefined {
+  const refs = spec.references?.(body);
+  if (!refs) return undefined;
+  const at = spec.referencesAt;
+  if (!at) return () => refs;
+  return (provider) => {
+    const adapter = rt.adapters.get(provider);
+    return adapter ? at(refs, adapter, stream) : refs;
+  };
+}
+
 function run<T>(
   rt: Runtime,
   input: InferenceInput<unknown>,
   p: Prepared,
   label: string,
-  /** What a virtual key's request names at the provider (OperationSpec.references); undefined for anyone else. */
-  refs: readonly ResourceRef[] | undefined,
+  /** What a virtual key's request names at a provider (referencesOf); undefined for anyone else. */
+  refs: ((provider: string) => readonly ResourceRef[]) | undefined,
   method: Parameters<typeof execute<T>>[1]['method'],
 ): Promise<{ value: T; outcome: ExecOutcome }> {
   const vk = p.routed.owners.vk;
@@ -136,7 +156,9 @@ function run<T>(
   return execute(execDeps(rt), {
     candidates: p.routed.candidates,
     // Checked per attempt, before admission: an owner record is per provider.
-    ...(refs && vk ? { authorize: (cand: Candidate) => checkOwnsAll(rt, vk.id, cand.provider, refs) } : {}),
+    ...(refs && vk
+      ? { authorize: (cand: Candidate) => checkOwnsAll(rt, vk.id, cand.provider, refs(cand.provider)) }
+      : {}),
     method,
     operationLabel: label,
     pin: pinOf(input.headers),

@@ -16,6 +16,7 @@ import type {
 import { isRecord } from '../util/records.ts';
 import { chatReferences, responsesReferences } from './referenced-resources.ts';
 import type { ResourceRef } from './resource-ref.ts';
+import { eventItemIds, MAX_RECORDED_ITEMS, outputItemIds, RESPONSE_ITEM } from './response-items.ts';
 import { chatStreamToResponses, chatToResponses, responsesToChat } from './responses-bridge.ts';
 
 /**
@@ -86,9 +87,15 @@ export interface OperationSpec<Req, Res, Chunk> {
    */
   references?(req: Req): readonly ResourceRef[] | undefined;
   /**
+   * Which of `references` an attempt at `adapter` must own, where that depends on how the adapter serves the
+   * request (stored response items are read by id only by a native Responses API). Absent: all of them.
+   */
+  referencesAt?(refs: readonly ResourceRef[], adapter: ProviderAdapter, stream: boolean): readonly ResourceRef[];
+  /**
    * What a successful answer leaves stored at the provider for later requests to name (a stored Response, which
-   * `previous_response_id` continues): its owner is recorded when a virtual key creates it
-   * (engine/created-resources.ts), so `references` can hold other keys off it. Absent: the operation stores nothing.
+   * `previous_response_id` continues, and its items, which `item_reference` names): its owner is recorded when a
+   * virtual key creates it (engine/created-resources.ts), so `references` can hold other keys off it. Absent: the
+   * operation stores nothing.
    */
   creates?: Creates<Req, Res, Chunk>;
 }
@@ -102,6 +109,16 @@ export interface Creates<Req, Res, Chunk> {
   answerId(res: Res): string | undefined;
   /** The id a stream event carries, if it is the one that announces what the stream creates. */
   chunkId(chunk: Chunk): string | undefined;
+  /** What the stored resource holds that later requests name by their own ids (a stored response's output items). */
+  parts?: {
+    kind: string;
+    /** The most recorded for one stored resource (those past it answer 404 to virtual keys: fail closed). */
+    max: number;
+    /** The ids in a whole answer (at most `max`). */
+    answerIds(res: Res): readonly string[];
+    /** The ids a stream event carries, if any. */
+    chunkIds(chunk: Chunk): readonly string[] | undefined;
+  };
 }
 
 /**
@@ -228,15 +245,29 @@ export const responsesOp: OperationSpec<ResponsesRequest, ResponsesResponse, Res
     return resp && typeof resp === 'object' ? responsesUsage(resp as ResponsesResponse) : undefined;
   },
   references: responsesReferences,
+  // The chat bridge drops reasoning items and ignores ids (and refuses item references and hosted tool calls
+  // itself): only a native Responses API reads stored items by id.
+  referencesAt: (refs, a, stream) =>
+    nativeResponses(a, stream) ? refs : refs.filter((ref) => ref.kind !== RESPONSE_ITEM),
   creates: {
     kind: 'response',
     // `store` defaults to true (OpenAI); a bridged answer's id is the gateway's own and is stored nowhere.
-    stores: (req, a, stream) => req.store !== false && (stream ? a.responsesStream : a.responses) !== undefined,
+    stores: (req, a, stream) => req.store !== false && nativeResponses(a, stream),
     answerId: (r) => nonEmpty(r.id),
     chunkId: (ev) =>
       ev.type === 'response.created' && isRecord(ev['response']) ? nonEmpty(ev['response']['id']) : undefined,
+    parts: {
+      kind: RESPONSE_ITEM,
+      max: MAX_RECORDED_ITEMS,
+      answerIds: (r) => outputItemIds(r.output),
+      chunkIds: eventItemIds,
+    },
   },
 };
+
+function nativeResponses(a: ProviderAdapter, stream: boolean): boolean {
+  return (stream ? a.responsesStream : a.responses) !== undefined;
+}
 
 function nonEmpty(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;

@@ -1,11 +1,12 @@
-// The provider-held resources (files, containers, stored responses) an inference request names in its body, so
-// a virtual key can be held to its own (engine/resource-owners.ts) before the provider, which holds every
-// tenant's resources behind the gateway's keys, reads one to it. Only the known places are read, each with a few
-// property reads: a request that names nothing allocates nothing. Each walker takes the body the engine runs
-// (OperationSpec.references): the unified one where a format decodes into it, the native one where it is passed
-// through.
+// The provider-held resources (files, containers, stored responses and their items) an inference request names
+// in its body, so a virtual key can be held to its own (engine/resource-owners.ts) before the provider, which
+// holds every tenant's resources behind the gateway's keys, reads one to it. Only the known places are read,
+// each with a few property reads: a request that names nothing allocates nothing. Each walker takes the body the
+// engine runs (OperationSpec.references): the unified one where a format decodes into it, the native one where it
+// is passed through.
 import { isRecord } from '../util/records.ts';
 import type { ResourceRef } from './resource-ref.ts';
+import { inputItemReferences, RESPONSE_ITEM } from './response-items.ts';
 
 type Refs = ResourceRef[] | undefined;
 /** A message of a chat or Anthropic body: only its content is read. */
@@ -54,9 +55,10 @@ export function chatReferences(req: { messages: readonly Message[] }): readonly 
 }
 
 // OpenAI Responses: the stored response `previous_response_id` continues (its owner is recorded when a virtual
-// key creates it, OperationSpec.creates) and the stored `conversation` it joins; `input_file` / `input_image` parts of messages, of tool outputs and of
-// a stored prompt's variables; the code interpreter's container (an id, or `{type: "auto", file_ids}`); image
-// generation's mask.
+// key creates it, OperationSpec.creates) and the stored `conversation` it joins; input items the provider resolves
+// by id from stored responses (`item_reference`, reasoning without its encrypted content, hosted tool calls:
+// response-items.ts); `input_file` / `input_image` parts of messages, of tool outputs and of a stored prompt's
+// variables; the code interpreter's container (an id, or `{type: "auto", file_ids}`); image generation's mask.
 
 export function responsesReferences(req: {
   input?: unknown;
@@ -80,6 +82,8 @@ export function responsesReferences(req: {
       else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
         out = inputParts(out, item['output']);
       }
+      const stored = inputItemReferences(item);
+      if (stored) for (const id of stored) out = push(out, RESPONSE_ITEM, id);
     }
   }
   if (Array.isArray(req.tools)) for (const tool of req.tools) out = responsesTool(out, tool);

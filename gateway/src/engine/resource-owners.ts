@@ -1,7 +1,8 @@
-// Tenant isolation of provider-held resources (files, batches, videos, containers). Resources live in the
-// provider account behind the gateway's keys, so the gateway records who created each one and holds virtual
-// keys to their own: another tenant's resource answers 404 (its existence is not confirmed), and lists show
-// only the caller's. Gateway tokens, admins and unauthenticated callers (auth not enforced) reach everything.
+// Tenant isolation of provider-held resources (files, batches, videos, containers, stored responses and their
+// items). Resources live in the provider account behind the gateway's keys, so the gateway records who created
+// each one and holds virtual keys to their own: another tenant's resource answers 404 (its existence is not
+// confirmed), and lists show only the caller's. Gateway tokens, admins and unauthenticated callers (auth not
+// enforced) reach everything.
 import type { Principal } from '../http/auth.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
@@ -46,7 +47,7 @@ export function recordedId(ref: ResourceRef): string {
 
 /** The 404 of a resource a virtual key cannot prove it owns (its existence is not confirmed). */
 export function notFound(ref: ResourceRef): GatewayError {
-  return new GatewayError('not_found', `${ref.kind} ${ref.id.slice(0, 200)} not found`);
+  return new GatewayError('not_found', `${ref.kind.replaceAll('_', ' ')} ${ref.id.slice(0, 200)} not found`);
 }
 
 /**
@@ -125,8 +126,9 @@ export function ownerRecord(rt: Runtime, provider: string, ref: ResourceRef): Pr
 }
 
 /**
- * Records `owner` for resources created under `keyId`; a resource that already has an owner keeps it. A failure
- * is logged: the resource then answers 404 to virtual keys (fail closed) and stays reachable by the admin.
+ * Records `owner` for resources created under `keyId`, in one statement; a resource that already has an owner
+ * keeps it. A failure is logged: the resources then answer 404 to virtual keys (fail closed) and stay reachable
+ * by the admin.
  */
 export async function recordOwner(
   rt: Runtime,
@@ -135,20 +137,17 @@ export async function recordOwner(
   refs: readonly ResourceRef[],
   keyId: string,
 ): Promise<void> {
-  for (const ref of refs) {
-    await store(rt)
-      .record({
-        provider,
-        kind: ref.kind,
-        resourceId: recordedId(ref),
-        owner: owner.owner,
-        virtualKeyId: owner.vkId ?? null,
-        keyId,
-      })
-      .catch((err: unknown) => {
-        rt.logger.error({ provider, kind: ref.kind, err: messageOf(err) }, 'resource owner not recorded');
-      });
-  }
+  if (refs.length === 0) return;
+  const resources = refs.map((ref) => ({ kind: ref.kind, resourceId: recordedId(ref) }));
+  await store(rt)
+    .recordAll({ owner: owner.owner, virtualKeyId: owner.vkId ?? null, keyId }, provider, resources)
+    .catch((err: unknown) => {
+      const kinds = [...new Set(refs.map((r) => r.kind))].join(',');
+      rt.logger.error(
+        { provider, kind: kinds, count: refs.length, err: messageOf(err) },
+        'resource owner not recorded',
+      );
+    });
 }
 
 /** Forgets a deleted resource's owner (best effort: a stale row only keeps a dead id 404 for others). */

@@ -22,13 +22,17 @@ describe('the resources one batch request names', () => {
       body: {
         model: 'gpt-4o',
         previous_response_id: 'resp_1',
-        input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-2' }] }],
+        input: [
+          { role: 'user', content: [{ type: 'input_file', file_id: 'file-2' }] },
+          { type: 'item_reference', id: 'msg_1' },
+        ],
         tools: [{ type: 'code_interpreter', container: 'cntr_1' }],
       },
     };
     expect(lineReferences(responses, RESPONSES, 'openai')).toEqual([
       { kind: 'response', id: 'resp_1' },
       { kind: 'file', id: 'file-2' },
+      { kind: 'response_item', id: 'msg_1' },
       { kind: 'container', id: 'cntr_1' },
     ]);
     // The same body at the chat endpoint has no chat file parts.

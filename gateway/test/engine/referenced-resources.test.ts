@@ -134,6 +134,46 @@ describe('Responses', () => {
     }
   });
 
+  it('reads the stored items the provider resolves by id: references, id-only reasoning, hosted tool calls', () => {
+    const item = (id: string) => ({ kind: 'response_item', id });
+    expect(
+      responsesReferences({
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'item_reference', id: 'msg_1' },
+          // The SDK's ItemReference may leave its type out (or null); a role makes an item a message instead.
+          { id: 'msg_2' },
+          { type: null, id: 'msg_3' },
+          { role: 'assistant', content: 'hello', id: 'msg_not_a_reference' },
+          // Reasoning without its encrypted content is filled in from the store; with it, nothing is read.
+          { type: 'reasoning', id: 'rs_1', summary: [] },
+          { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: null },
+          { type: 'reasoning', id: 'rs_inline', summary: [], encrypted_content: 'gAAAA' },
+          { type: 'compaction', id: 'cmp_inline', encrypted_content: 'gAAAA' },
+          // Hosted tools' calls are OpenAI's own items (their stored results are more than an answer shows).
+          { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search' } },
+          { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: null },
+          // An approval answers an approval request, a stored item, by id.
+          { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true },
+          // Items the caller sends whole name nothing, id or not.
+          { type: 'message', role: 'assistant', id: 'msg_whole', content: [{ type: 'output_text', text: 'x' }] },
+          { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'ok' },
+          { type: 'item_reference', id: '' },
+        ],
+      }),
+    ).toEqual([
+      item('msg_1'),
+      item('msg_2'),
+      item('msg_3'),
+      item('rs_1'),
+      item('rs_2'),
+      item('ws_1'),
+      item('ig_1'),
+      item('mcpr_1'),
+    ]);
+  });
+
   it('names nothing for a string input or text-only items', () => {
     expect(responsesReferences({ input: 'hello' })).toBeUndefined();
     expect(

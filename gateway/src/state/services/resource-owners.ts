@@ -1,6 +1,7 @@
 // Owners of provider-held resources (migration 017): which virtual key (or the gateway) created a file, batch,
-// video, container or stored response, and with which provider key. Rows are written once and never moved to
-// another owner; those of stored responses are deleted once the provider has expired them (retention round).
+// video, container, stored response or stored response item, and with which provider key. Rows are written once
+// and never moved to another owner; those of stored responses and their items are deleted once the provider has
+// expired them (retention round).
 import type { Db } from '../db/types.ts';
 
 export interface ResourceOwner {
@@ -28,10 +29,31 @@ export class ResourceOwnerStore {
    * output file); a resource that already has an owner keeps it.
    */
   async record(r: OwnedResource): Promise<void> {
+    await this.recordAll(r, r.provider, [{ kind: r.kind, resourceId: r.resourceId }]);
+  }
+
+  /**
+   * Records one owner for several resources in one statement (a stored response and its output items), so a
+   * write costs one round trip whatever the count; a resource that already has an owner keeps it.
+   */
+  async recordAll(
+    owner: ResourceOwner,
+    provider: string,
+    resources: readonly { kind: string; resourceId: string }[],
+  ): Promise<void> {
+    if (resources.length === 0) return;
     await this.#db.query(
       `INSERT INTO resource_owners (provider, kind, resource_id, owner, virtual_key_id, key_id)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (provider, kind, resource_id) DO NOTHING`,
-      [r.provider, r.kind, r.resourceId, r.owner, r.virtualKeyId, r.keyId],
+       SELECT $1, r.kind, r.resource_id, $4, $5, $6 FROM unnest($2::text[], $3::text[]) AS r(kind, resource_id)
+       ON CONFLICT (provider, kind, resource_id) DO NOTHING`,
+      [
+        provider,
+        resources.map((r) => r.kind),
+        resources.map((r) => r.resourceId),
+        owner.owner,
+        owner.virtualKeyId,
+        owner.keyId,
+      ],
     );
   }
 
@@ -53,6 +75,18 @@ export class ResourceOwnerStore {
       [provider, kind, owner, ids],
     );
     return new Set(rows.map((r) => r.resource_id));
+  }
+
+  /**
+   * Deletes the rows of what a stored response leaves (STORED_RESPONSE_KINDS) created more than
+   * STORED_RESPONSE_DAYS before `nowMs`: the provider has expired them. One delete per kind, each on migration
+   * 018's (kind, created_at) index; the count.
+   */
+  async expireStoredResponses(nowMs: number): Promise<number> {
+    const cutoff = nowMs - STORED_RESPONSE_DAYS * 86_400_000;
+    let deleted = 0;
+    for (const kind of STORED_RESPONSE_KINDS) deleted += await this.deleteCreatedBefore(kind, cutoff);
+    return deleted;
   }
 
   /** Deletes the rows of `kind` created before `cutoffMs` (resources the provider has expired); the count. */
@@ -79,3 +113,6 @@ export class ResourceOwnerStore {
  * `previous_response_id` fails at the provider anyway, so the owner row only takes space.
  */
 export const STORED_RESPONSE_DAYS = 31;
+
+/** The kinds a stored response leaves: its own row and those of its output items (`item_reference` names them). */
+export const STORED_RESPONSE_KINDS = ['response', 'response_item'] as const;

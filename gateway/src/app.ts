@@ -22,6 +22,7 @@ import { registerRoutingRuleValidateRoute } from './routes/api/governance/routin
 import { registerVirtualKeyRoutes } from './routes/api/governance/virtual-keys.ts';
 import { registerLogRoutes } from './routes/api/logs.ts';
 import { registerMcpClientRoutes } from './routes/api/mcp.ts';
+import { registerMcpLogRoutes } from './routes/api/mcp-logs.ts';
 import { registerModelRoutes } from './routes/api/models.ts';
 import { registerOAuthRoutes } from './routes/api/oauth.ts';
 import { registerOAuthCallbackRoutes } from './routes/api/oauth-callback.ts';
@@ -139,6 +140,7 @@ export function buildApp(rt: Runtime): App {
     registerProviderRoutes(f, rt);
     registerModelRoutes(f, rt);
     registerLogRoutes(f, rt);
+    registerMcpLogRoutes(f, rt);
     registerPluginRoutes(f, rt);
     registerCacheRoutes(f, rt);
     registerVirtualKeyRoutes(f, rt);

@@ -15,6 +15,7 @@ import { LIVE_LOGS_CHANNEL, MAX_LIVE_CONTENT_CHARS, storedLogsNotice } from './l
 import { createMcp, type Mcp } from './mcp/index.ts';
 import { checkOutboundUrl, OutboundAllowList } from './mcp/ssrf.ts';
 import { PluginHost } from './plugins/host.ts';
+import { McpToolLogger, mcpLogsDroppedCounter } from './plugins/logging/mcp-tool-log.ts';
 import { startRetention } from './plugins/logging/retention.ts';
 import { LogWriter } from './plugins/logging/writer.ts';
 import { engineEmbedder } from './plugins/semantic-cache/embed.ts';
@@ -32,7 +33,8 @@ import { CacheStore } from './state/services/cache/index.ts';
 import { applyGovernanceConfig } from './state/services/governance/config-file.ts';
 import { LogStore } from './state/services/logs.ts';
 import { applyMcpConfig } from './state/services/mcp/config-file.ts';
-import { ResourceOwnerStore, STORED_RESPONSE_DAYS } from './state/services/resource-owners.ts';
+import { McpLogStore } from './state/services/mcp-logs.ts';
+import { ResourceOwnerStore } from './state/services/resource-owners.ts';
 import { DirSpool, spoolDirFor } from './state/spool.ts';
 import { importSqlite14, upgradePostgres14 } from './state/upgrade/index.ts';
 
@@ -116,6 +118,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   logger.info({ ms: Date.now() - openingAt }, 'database ready');
   let dispatcher: OutboundDispatcher | undefined;
   let logWriter: LogWriter | undefined;
+  let mcpToolLog: McpToolLogger | undefined;
   let mcp: Mcp | undefined;
   let telemetry: Telemetry | undefined;
   let live: LiveHub | undefined;
@@ -139,6 +142,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       opts.onGeneratedAdminKey?.(generated);
     }
     const logStore = new LogStore(state.db);
+    const mcpLogStore = new McpLogStore(state.db);
     const upstream = new OutboundDispatcher({ keepAliveTimeout: 30_000, connections: 512, pipelining: 1 });
     dispatcher = upstream;
     // Provider calls follow /api/proxy-config on every pod (a change event reloads it).
@@ -166,7 +170,8 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const hub = new LiveHub({
       ...opts.live,
       subscribeLogs: (onMessage) => state.coord.subscribe(LIVE_LOGS_CHANNEL, onMessage),
-      loadLogs: (ids) => logStore.byIds(ids, { maxContentChars: MAX_LIVE_CONTENT_CHARS }),
+      loadLogs: (ids, kind) =>
+        (kind === 'mcp' ? mcpLogStore : logStore).byIds(ids, { maxContentChars: MAX_LIVE_CONTENT_CHARS }),
       log: logger,
     });
     live = hub;
@@ -180,6 +185,19 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       writeLog: (entry) => writer.push(entry),
       log: logger,
     });
+    // MCP tool calls' rows: same writer, switches, spool and live notices as request logs (their own table).
+    const mcpDropped = mcpLogsDroppedCounter(metrics.registry);
+    const toolLog = new McpToolLogger(mcpLogStore, () => plugins.plugins.logging, {
+      spool: spoolDir ? new DirSpool({ dir: spoolDir, kind: 'mcplogs' }) : undefined,
+      onError: (err, dropped) => logger.warn({ err: err.message, dropped }, 'writing MCP tool logs failed; will retry'),
+      onDropped: (rows) => mcpDropped.inc(rows),
+      onStored: (ids) => {
+        state.coord
+          .publish(LIVE_LOGS_CHANNEL, storedLogsNotice(ids, 'mcp'))
+          .catch((err: Error) => logger.warn({ err: err.message }, 'live logs: publishing a notice failed'));
+      },
+    });
+    mcpToolLog = toolLog;
     // The telemetry plugin follows its row (/api/plugins, config.json) on every pod.
     const tel = telemetry;
     tel.setEnabled(plugins.plugins.telemetry.enabled);
@@ -202,6 +220,8 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       auth: buildAuthIndex(file.auth, env.adminApiKey),
       logStore,
       logWriter,
+      mcpLogStore,
+      mcpToolLog: toolLog,
       live: hub,
       metrics,
       telemetry,
@@ -232,9 +252,10 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     const stopRetention = startRetention(
       {
         store: logStore,
+        mcpLogs: mcpLogStore,
         coord: state.coord,
         days: () => state.snapshot.client.log_retention_days,
-        expireOwners: (now) => owners.deleteCreatedBefore('response', now - STORED_RESPONSE_DAYS * 86_400_000),
+        expireOwners: (now) => owners.expireStoredResponses(now),
         log: logger,
       },
       randomUUID(),
@@ -252,6 +273,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
       await cache.close();
       await mcp?.close();
       await logWriter?.close();
+      await mcpToolLog?.writer.close();
       await telemetry?.shutdown();
       await dispatcher?.close();
       await state.close();
@@ -261,6 +283,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
     await live?.close().catch(() => undefined);
     await mcp?.close().catch(() => undefined);
     await logWriter?.close().catch(() => undefined);
+    await mcpToolLog?.writer.close().catch(() => undefined);
     await telemetry?.shutdown().catch(() => undefined);
     await dispatcher?.close().catch(() => undefined);
     await state.close().catch(() => undefined);

@@ -9,12 +9,14 @@ import type { AuthIndex } from './http/auth.ts';
 import type { LiveHub } from './live/hub.ts';
 import type { Mcp } from './mcp/index.ts';
 import type { PluginHost } from './plugins/host.ts';
+import type { McpToolLogger } from './plugins/logging/mcp-tool-log.ts';
 import type { LogWriter } from './plugins/logging/writer.ts';
 import type { Telemetry } from './plugins/telemetry/index.ts';
 import type { Metrics } from './plugins/telemetry/metrics.ts';
 import type { ProviderAdapter } from './providers/types.ts';
 import type { State } from './state/index.ts';
 import type { LogStore } from './state/services/logs.ts';
+import type { McpLogStore } from './state/services/mcp-logs.ts';
 
 export interface Runtime {
   env: EnvSettings;
@@ -26,6 +28,9 @@ export interface Runtime {
   auth: AuthIndex;
   logStore: LogStore;
   logWriter: LogWriter;
+  /** MCP tool executions (/api/mcp-logs) and the batching writer every tool call site records into. */
+  mcpLogStore: McpLogStore;
+  mcpToolLog: McpToolLogger;
   /** The `/ws` live-update clients of this process. */
   live: LiveHub;
   metrics: Metrics;

@@ -92,6 +92,12 @@ describe('route census', () => {
     expect(byUrl('/api/providers')).toBe('admin');
     expect(byUrl('/api/plugins')).toBe('admin');
     expect(byUrl('/api/plugins/:name')).toBe('admin');
+    // MCP tool logs: the request logs' admin scheme.
+    for (const u of ['/api/mcp-logs', '/api/mcp-logs/stats', '/api/mcp-logs/filterdata'])
+      expect(byUrl(u), u).toBe('admin');
+    expect(routes.filter((r) => r.url === '/api/mcp-logs').map((r) => r.method)).toEqual(
+      expect.arrayContaining(['GET', 'DELETE']),
+    );
     // The live-update WebSocket and the ticket a browser opens it with (admin key, session or single-use ticket).
     expect(byUrl('/ws')).toBe('admin');
     expect(byUrl('/api/session/ws-ticket')).toBe('admin');

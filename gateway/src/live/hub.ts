@@ -6,7 +6,8 @@ import type { Unsubscribe } from '../state/coord/types.ts';
 import type { ChangeEvent } from '../state/events.ts';
 import { ClientFlow, DEFAULT_FLOW_BOUNDS, type FlowBounds } from './flow.ts';
 import {
-  logMessage,
+  type LogKind,
+  liveLogMessage,
   MAX_LIVE_LOGS_PER_BATCH,
   parseStoredLogs,
   type StoredLogs,
@@ -25,10 +26,10 @@ export interface LiveTuning {
 }
 
 export interface LiveHubOptions extends LiveTuning {
-  /** Subscribes to the notices of stored request-log rows (every pod's). */
+  /** Subscribes to the notices of stored request-log and MCP tool-log rows (every pod's). */
   subscribeLogs(onMessage: (message: string) => void): Promise<Unsubscribe>;
-  /** The rows of these ids as GET /api/logs/{id} shows them (absent ids are left out). */
-  loadLogs(ids: readonly string[]): Promise<Record<string, unknown>[]>;
+  /** The rows of these ids as the API shows them (GET /api/logs/{id}, GET /api/mcp-logs); absent ids are left out. */
+  loadLogs(ids: readonly string[], kind: LogKind): Promise<Record<string, unknown>[]>;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -230,7 +231,7 @@ export class LiveHub {
     const ids = batch.ids.slice(-MAX_LIVE_LOGS_PER_BATCH);
     let rows: Record<string, unknown>[];
     try {
-      rows = ids.length > 0 ? await this.opts.loadLogs(ids) : [];
+      rows = ids.length > 0 ? await this.opts.loadLogs(ids, batch.kind) : [];
     } catch (err) {
       this.opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'live logs: loading rows failed');
       this.skipAll(batch.rows);
@@ -241,7 +242,7 @@ export class LiveHub {
     const byId = new Map(rows.map((row) => [row['id'], row]));
     for (const id of ids) {
       const row = byId.get(id);
-      if (row) this.broadcast(logMessage(row), true);
+      if (row) this.broadcast(liveLogMessage(batch.kind, row), true);
     }
   }
 

@@ -13,17 +13,27 @@ export const MAX_LIVE_LOGS_PER_BATCH = 100;
 /** Content (request and response bodies) larger than this is left out of a live log message. */
 export const MAX_LIVE_CONTENT_CHARS = 32 * 1024;
 
-/** What a pod publishes after storing a chunk: its newest row ids, and how many rows the chunk held. */
+/** Which log a chunk's rows are in: request logs (`log` events) or MCP tool logs (`mcp_log` events). */
+export const LOG_KINDS = ['request', 'mcp'] as const;
+export type LogKind = (typeof LOG_KINDS)[number];
+
+/**
+ * What a pod publishes after storing a chunk: its newest row ids, and how many rows the chunk held. `kind` is
+ * absent for request logs (what pods without MCP tool logs publish and read).
+ */
 const StoredLogs = z.object({
   ids: z.array(z.string().min(1).max(128)).max(MAX_LIVE_LOGS_PER_BATCH),
   rows: z.int().min(0),
+  kind: z.enum(LOG_KINDS).default('request'),
 });
 export type StoredLogs = z.infer<typeof StoredLogs>;
 
 /** The notice for a stored chunk (its ids in the order they were written; at most the newest 100 are named). */
-export function storedLogsNotice(ids: readonly string[]): string {
+export function storedLogsNotice(ids: readonly string[], kind: LogKind = 'request'): string {
   const newest = ids.slice(-MAX_LIVE_LOGS_PER_BATCH);
-  return JSON.stringify({ ids: newest, rows: ids.length } satisfies StoredLogs);
+  return JSON.stringify(
+    kind === 'request' ? { ids: newest, rows: ids.length } : { ids: newest, rows: ids.length, kind },
+  );
 }
 
 export function parseStoredLogs(message: string): StoredLogs | undefined {
@@ -38,6 +48,16 @@ export function parseStoredLogs(message: string): StoredLogs | undefined {
 /** A request-log row, as GET /api/logs/{id} shows it. Rows are written once, so the operation is always create. */
 export function logMessage(payload: Record<string, unknown>): string {
   return JSON.stringify({ type: 'log', operation: 'create', payload });
+}
+
+/** An MCP tool-log row, as GET /api/mcp-logs lists it (the reference's `mcp_log` event); written once: create. */
+export function mcpLogMessage(payload: Record<string, unknown>): string {
+  return JSON.stringify({ type: 'mcp_log', operation: 'create', payload });
+}
+
+/** The message of a stored row of `kind`. */
+export function liveLogMessage(kind: LogKind, payload: Record<string, unknown>): string {
+  return kind === 'mcp' ? mcpLogMessage(payload) : logMessage(payload);
 }
 
 /** `count` log events were not sent (a slow reader, or more rows than a batch sends): refetch the list. */
@@ -56,7 +76,9 @@ export const PROTOCOL_DESCRIPTION =
   '`{"type":"log","operation":"create","payload":<log entry as GET /api/logs/{id}>}` for each request-log row ' +
   `stored by any gateway pod (at most the newest ${MAX_LIVE_LOGS_PER_BATCH} of each stored batch; \`content\` larger ` +
   `than ${MAX_LIVE_CONTENT_CHARS / 1024} KiB is replaced by \`{"omitted":"too_large_for_live","chars":N}\`, fetch the ` +
-  'row for it); `{"type":"logs_skipped","count":N}` when N log events were not sent (a batch held more rows, or ' +
+  'row for it); `{"type":"mcp_log","operation":"create","payload":<entry as GET /api/mcp-logs lists it>}` for ' +
+  'each MCP tool-log row, on the same terms (`arguments` and `result` each bounded like `content`); ' +
+  '`{"type":"logs_skipped","count":N}` when N log events were not sent (a batch held more rows, or ' +
   'the client read too slowly): refetch the list; `{"type":"store_update","kind":"provider"|"governance"|' +
   '"client_config"|"admin_keys"|"mcp"|"plugins", ...}` after a configuration change took effect on this pod ' +
   '(`name` for a provider, `virtual_key_ids` when only those virtual keys changed). A ping frame is sent every ' +

@@ -23,14 +23,13 @@ export function registerLiveRoute(app: FastifyInstance, rt: Runtime): void {
   const places = new WeakMap<FastifyRequest, Reservation>();
   const openapi = {
     operationId: 'websocketConnect',
-    summary: 'Live updates over WebSocket: request logs and configuration changes',
+    summary: 'Live updates over WebSocket: request logs, MCP tool logs and configuration changes',
     description:
       'A WebSocket upgrade (`Upgrade: websocket`). Authenticate with `Authorization: Bearer <admin API key>`, or ' +
       `with \`?${TICKET_QUERY}=\` from POST /api/session/ws-ticket (single use, 30 s; a browser's upgrade must come ` +
       'from the gateway’s own origin). Every refusal is answered before the upgrade: 401 without valid ' +
       'credentials, 403 from another origin, 503 past the per-process client bound or while shutting down. ' +
-      `A plain GET without an upgrade is a 426. ${PROTOCOL_DESCRIPTION} MCP log events are not sent: MCP tool ` +
-      'calls are not logged by this gateway.',
+      `A plain GET without an upgrade is a 426. ${PROTOCOL_DESCRIPTION}`,
     tags: ['Infrastructure'],
     querystring: LiveQuery,
     responses: { 101: { description: 'Switching Protocols: live updates follow' } },

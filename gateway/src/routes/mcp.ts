@@ -110,6 +110,8 @@ export function registerMcpServerFamily(app: FastifyInstance, rt: Runtime): void
           clients: rt.state.snapshot.mcpClients,
           connections: rt.mcp.connections,
           signal: gone.signal,
+          toolLog: rt.mcpToolLog,
+          now: rt.now,
           onBlocked: (tool, reason) =>
             rt.logger.info(
               { request_id: request.id, virtual_key: principal.vk.id, tool: tool.slice(0, 200), reason },

@@ -76,8 +76,14 @@ describe('live messages', () => {
     const ids = Array.from({ length: 5000 }, (_, i) => `id-${i}`);
     const notice = storedLogsNotice(ids);
     expect(notice.length).toBeLessThan(2000);
-    expect(parseStoredLogs(notice)).toEqual({ ids: ids.slice(4900), rows: 5000 });
-    expect(parseStoredLogs(storedLogsNotice(['a', 'b']))).toEqual({ ids: ['a', 'b'], rows: 2 });
+    expect(parseStoredLogs(notice)).toEqual({ ids: ids.slice(4900), rows: 5000, kind: 'request' });
+    expect(parseStoredLogs(storedLogsNotice(['a', 'b']))).toEqual({ ids: ['a', 'b'], rows: 2, kind: 'request' });
+  });
+
+  it('says which log an MCP tool-log notice is for; a request-log notice stays as older pods publish it', () => {
+    expect(JSON.parse(storedLogsNotice(['a']))).toEqual({ ids: ['a'], rows: 1 });
+    expect(parseStoredLogs(storedLogsNotice(['m1', 'm2'], 'mcp'))).toEqual({ ids: ['m1', 'm2'], rows: 2, kind: 'mcp' });
+    expect(parseStoredLogs('{"ids":["a"],"rows":1,"kind":"other"}')).toBeUndefined();
   });
 
   it('ignores malformed notices', () => {

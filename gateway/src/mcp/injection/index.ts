@@ -11,6 +11,14 @@ import { timeOrderedId } from '../../state/ids.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
 import { authErrorOf, describeError } from '../connections/errors.ts';
 import { allowedTools, mayAutoExecute, type ToolCaller } from '../policy.ts';
+import {
+  authFailure,
+  recordToolCall,
+  startToolCall,
+  type ToolCallOutcome,
+  type ToolLogSink,
+  upstreamFailure,
+} from '../tool-log.ts';
 import type { McpClientRecord, McpConnections, McpTool } from '../types.ts';
 import { parseArguments, resultText } from './calls.ts';
 import { runToolLoop } from './loop.ts';
@@ -31,6 +39,8 @@ export interface InjectionRuntime {
   state: { snapshot: { mcpClients: ReadonlyMap<string, McpClientRecord> } };
   mcp: { connections: McpConnections };
   logger: Pick<Logger, 'info'>;
+  /** Where every executed call leaves its MCP tool-log row. */
+  mcpToolLog?: ToolLogSink | undefined;
   now: () => number;
 }
 
@@ -156,30 +166,44 @@ async function execute(ctx: CallContext, call: ToolCallOut, stepId: string): Pro
     return `Error: tool '${call.name}' is no longer available`;
   }
   const args = parseArguments(call.arguments);
+  const start = startToolCall(startedAt, {
+    llmRequestId: stepId,
+    principal: ctx.principal,
+    client,
+    tool: tool.name,
+    args: args.ok ? args.value : undefined,
+  });
+  // The model sees every outcome as the tool's result; the tool log gets the same outcome.
+  const done = (outcome: string, logged: ToolCallOutcome, text: string): string => {
+    log(outcome);
+    recordToolCall(rt.mcpToolLog, start, logged, rt.now());
+    return text;
+  };
   if (!args.ok) {
-    log('invalid_arguments');
-    return `Error: ${args.message}`;
+    const failed = {
+      kind: 'failed',
+      type: 'invalid_request',
+      code: 'invalid_arguments',
+      message: args.message,
+    } as const;
+    return done('invalid_arguments', failed, `Error: ${args.message}`);
   }
   const binding = resolveBinding(client, ctx.principal, ctx.request);
   if (!binding.ok) {
-    log('no_binding');
-    return `Error: ${binding.reason}`;
+    const failed = { kind: 'failed', type: 'invalid_request', code: 'no_binding', message: binding.reason } as const;
+    return done('no_binding', failed, `Error: ${binding.reason}`);
   }
   try {
     const result = await rt.mcp.connections.call(client, tool.name, args.value, {
       binding: binding.binding,
       signal: ctx.signal,
     });
-    log(result.isError ? 'tool_error' : 'ok');
-    return resultText(result);
+    return done(result.isError ? 'tool_error' : 'ok', { kind: 'result', result }, resultText(result));
   } catch (err) {
     // An McpAuthError's message says what to do (delete and recreate, or the consent link to open).
     const auth = authErrorOf(err);
-    if (auth) {
-      log(auth.code);
-      return `Error: ${auth.message}`;
-    }
-    log('failed');
-    return `Error: tool call failed: ${describeError(err)}`;
+    if (auth) return done(auth.code, authFailure(auth), `Error: ${auth.message}`);
+    const message = `tool call failed: ${describeError(err)}`;
+    return done('failed', upstreamFailure(message), `Error: ${message}`);
   }
 }

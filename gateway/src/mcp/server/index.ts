@@ -16,6 +16,14 @@ import { GATEWAY_VERSION } from '../../version.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
 import { authErrorOf, describeError } from '../connections/errors.ts';
 import { allowedTools, mayExecute, splitToolName, type ToolCaller } from '../policy.ts';
+import {
+  authFailure,
+  recordToolCall,
+  startToolCall,
+  type ToolCallOutcome,
+  type ToolLogSink,
+  upstreamFailure,
+} from '../tool-log.ts';
 import type { McpClientRecord, McpConnections, McpTool } from '../types.ts';
 
 export interface ToolServerContext {
@@ -28,6 +36,9 @@ export interface ToolServerContext {
   signal?: AbortSignal | undefined;
   /** Told of every refused call (spec: a blocked request logs which rule denied it). */
   onBlocked?: ((tool: string, reason: string) => void) | undefined;
+  /** Where every executed call leaves its MCP tool-log row, timed by `now` (epoch ms). */
+  toolLog?: ToolLogSink | undefined;
+  now?: (() => number) | undefined;
 }
 
 /** tools/call as received: its params are checked in the handler, so a bad one is -32602 (the SDK says -32603). */
@@ -99,23 +110,38 @@ export function createToolServer(ctx: ToolServerContext): Server {
       throw err;
     }
     const { tool, client } = resolved;
+    const now = ctx.now ?? Date.now;
+    const start = startToolCall(now(), {
+      llmRequestId: null,
+      principal: ctx.principal,
+      client,
+      tool: tool.name,
+      args: params.arguments ?? {},
+    });
+    const done = (logged: ToolCallOutcome, answer: CallToolResult): CallToolResult => {
+      recordToolCall(ctx.toolLog, start, logged, now());
+      return answer;
+    };
     const binding = resolveBinding(client, ctx.principal, ctx.request);
-    if (!binding.ok) return errorResult(binding.reason);
+    if (!binding.ok) {
+      const failed = { kind: 'failed', type: 'invalid_request', code: 'no_binding', message: binding.reason } as const;
+      return done(failed, errorResult(binding.reason));
+    }
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, extra.signal]) : extra.signal;
     try {
       const result = await ctx.connections.call(client, tool.name, params.arguments ?? {}, {
         binding: binding.binding,
         signal,
       });
-      return result as CallToolResult;
+      return done({ kind: 'result', result }, result as CallToolResult);
     } catch (err) {
       // An McpAuthError's message says what to do (authorize, or open the consent link): verbatim.
       const auth = authErrorOf(err);
       if (auth) {
         const link = auth.consentUrl && !auth.message.includes(auth.consentUrl) ? ` ${auth.consentUrl}` : '';
-        return errorResult(`${auth.message}${link}`);
+        return done(authFailure(auth), errorResult(`${auth.message}${link}`));
       }
-      return errorResult(describeError(err));
+      return done(upstreamFailure(describeError(err)), errorResult(describeError(err)));
     }
   });
   return server;

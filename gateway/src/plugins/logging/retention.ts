@@ -1,6 +1,6 @@
 // Log retention: rows older than `client.log_retention_days` are deleted periodically, by one pod at a time (a
 // shared lock that expires before the next round), so N pods do not run N identical deletes. The same round
-// deletes the owner rows of stored responses the provider has expired.
+// deletes the owner rows of stored responses (and of their output items) the provider has expired.
 import type { Coordinator } from '../../state/coord/types.ts';
 import type { LogStore } from '../../state/services/logs.ts';
 
@@ -8,12 +8,14 @@ export const RETENTION_LOCK = 'logs:retention';
 
 export interface RetentionOptions {
   store: LogStore;
+  /** MCP tool logs, pruned by the same setting in the same round. */
+  mcpLogs?: { deleteOlderThan(days: number, nowMs: number): Promise<number> };
   coord: Coordinator;
   days: () => number;
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /**
-   * Also deletes what else expires by age in the same round, under the same lock (owner rows of stored responses the
-   * provider no longer keeps); resolves to the rows deleted.
+   * Also deletes what else expires by age in the same round, under the same lock (owner rows of stored responses and
+   * their items, which the provider no longer keeps); resolves to the rows deleted.
    */
   expireOwners?: (nowMs: number) => Promise<number>;
   /** Time between rounds (default one hour); the first round runs `firstMs` after start (default 30 s). */
@@ -30,9 +32,11 @@ export async function retentionRound(opts: RetentionOptions, owner: string): Pro
   const now = (opts.now ?? Date.now)();
   const deleted = await opts.store.deleteOlderThan(opts.days(), now);
   if (deleted > 0) opts.log.info({ deleted, days: opts.days() }, 'deleted request logs past retention');
+  const mcp = (await opts.mcpLogs?.deleteOlderThan(opts.days(), now)) ?? 0;
+  if (mcp > 0) opts.log.info({ deleted: mcp, days: opts.days() }, 'deleted MCP tool logs past retention');
   const owners = (await opts.expireOwners?.(now)) ?? 0;
-  if (owners > 0) opts.log.info({ deleted: owners }, 'deleted owner rows of expired stored responses');
-  return deleted + owners;
+  if (owners > 0) opts.log.info({ deleted: owners }, 'deleted owner rows of expired stored responses and their items');
+  return deleted + mcp + owners;
 }
 
 /** Starts the periodic rounds; returns the stop function. */

@@ -1,4 +1,5 @@
-// Buffers request logs and writes them in batches, so the hot path never waits for the database.
+// Buffers log rows (request logs, MCP tool logs) and writes them in batches, so the hot path never waits for the
+// database.
 // Each entry is turned into its COPY line at once and appended to a byte chunk outside the JS heap: the
 // pending logs are a few large buffers, not thousands of objects the garbage collector must promote and
 // trace. The queue is bounded in bytes; past the bound the oldest chunk is dropped and counted (never silent).
@@ -6,10 +7,16 @@
 // Postgres is down loses only the rows of its last flush interval; the spool is written back when it answers.
 
 import { copyLine, type RequestLog } from '../../state/services/log-rows.ts';
-import type { LogStore } from '../../state/services/logs.ts';
 import type { DirSpool } from '../../state/spool.ts';
 
+/** Where a writer's rows go: COPY text lines in, the rows the database refused out (LogStore, McpLogStore). */
+export interface LogLineSink {
+  insertLines(data: Uint8Array, opts?: { retry?: boolean }): Promise<number>;
+}
+
 export interface LogWriterOptions {
+  /** What the rows are, for error messages (`request log`). */
+  label?: string;
   flushIntervalMs?: number;
   /** Rows per COPY (one chunk). */
   maxBatch?: number;
@@ -47,7 +54,8 @@ interface Chunk {
   ids: string[];
 }
 
-export class LogWriter {
+/** Batches rows of one table: `line` turns an entry into its COPY text line (see log-rows.ts). */
+export class BatchLogWriter<E extends { id: string }> {
   /** Pending chunks, oldest first; the last one is being filled. */
   private chunks: Chunk[] = [];
   private bytes = 0;
@@ -55,7 +63,9 @@ export class LogWriter {
   private inFlight: Chunk | undefined;
   /** Emptied chunks of the standard size, reused before a new buffer is allocated. */
   private readonly spare: Chunk[] = [];
-  private readonly store: LogStore;
+  private readonly store: LogLineSink;
+  private readonly line: (entry: E) => string;
+  private readonly label: string;
   private readonly flushIntervalMs: number;
   private readonly maxBatch: number;
   private readonly maxBufferedBytes: number;
@@ -76,8 +86,10 @@ export class LogWriter {
   /** Rows dropped since start: the queue was full, or the database refused their data (GET /api/logs/dropped). */
   dropped = 0;
 
-  constructor(store: LogStore, opts: LogWriterOptions = {}) {
+  constructor(store: LogLineSink, line: (entry: E) => string, opts: LogWriterOptions = {}) {
     this.store = store;
+    this.line = line;
+    this.label = opts.label ?? 'request log';
     // A read of /api/logs flushes first, so the interval only bounds how stale another pod's view is.
     this.flushIntervalMs = opts.flushIntervalMs ?? 1000;
     this.maxBatch = opts.maxBatch ?? 5000;
@@ -102,8 +114,8 @@ export class LogWriter {
     return rows;
   }
 
-  push(entry: RequestLog): void {
-    const line = copyLine(entry);
+  push(entry: E): void {
+    const line = this.line(entry);
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     const room = line.length * 3;
     let chunk = this.chunks.at(-1);
@@ -151,7 +163,7 @@ export class LogWriter {
       this.bytes -= old.buf.length;
       this.dropped += old.rows;
       this.onDropped?.(old.rows);
-      this.onError?.(new Error(`request log queue full: ${old.rows} oldest rows dropped`), old.rows);
+      this.onError?.(new Error(`${this.label} queue full: ${old.rows} oldest rows dropped`), old.rows);
       this.recycle(old);
     }
   }
@@ -237,7 +249,7 @@ export class LogWriter {
   private dropRefused(rows: number | undefined): void {
     if (!rows) return;
     this.dropped += rows;
-    this.onError?.(new Error(`request log: ${rows} rows refused by the database were dropped`), rows);
+    this.onError?.(new Error(`${this.label}: ${rows} rows refused by the database were dropped`), rows);
     this.onDropped?.(rows);
   }
 
@@ -269,6 +281,13 @@ export class LogWriter {
     await this.flush();
     if (this.timer) clearTimeout(this.timer);
     this.spool?.close();
+  }
+}
+
+/** The request-log writer (rows of request_logs). */
+export class LogWriter extends BatchLogWriter<RequestLog> {
+  constructor(store: LogLineSink, opts: LogWriterOptions = {}) {
+    super(store, copyLine, opts);
   }
 }
 

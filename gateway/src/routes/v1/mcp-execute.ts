@@ -12,6 +12,13 @@ import { resolveBinding } from '../../mcp/binding.ts';
 import { authErrorOf, describeError } from '../../mcp/connections/errors.ts';
 import { parseArguments, resolveTool, resultText } from '../../mcp/injection/calls.ts';
 import type { ToolCaller } from '../../mcp/policy.ts';
+import {
+  authFailure,
+  recordToolCall,
+  startToolCall,
+  type ToolCallOutcome,
+  upstreamFailure,
+} from '../../mcp/tool-log.ts';
 import { ProviderError } from '../../providers/errors.ts';
 import type { Runtime } from '../../runtime.ts';
 
@@ -143,7 +150,16 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
         if (!reply.raw.writableFinished) ac.abort();
       });
       const startedAt = rt.now();
-      const log = (outcome: string) =>
+      const start = startToolCall(startedAt, {
+        llmRequestId: null,
+        principal: request.principal,
+        client,
+        tool,
+        args: args.value,
+      });
+      // The pino line names the call, never its arguments or result; the tool log has them when content logging is on.
+      const log = (outcome: string, logged: ToolCallOutcome) => {
+        const endedAt = rt.now();
         rt.logger.info(
           {
             request_id: request.id,
@@ -151,10 +167,12 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
             tool,
             call_id: call.id ?? null,
             outcome,
-            duration_ms: Math.round((rt.now() - startedAt) * 100) / 100,
+            duration_ms: Math.round((endedAt - startedAt) * 100) / 100,
           },
           'mcp tool executed',
         );
+        recordToolCall(rt.mcpToolLog, start, logged, endedAt);
+      };
       let text: string;
       let isError: boolean;
       try {
@@ -164,11 +182,11 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
         });
         text = resultText(result);
         isError = result.isError === true;
-        log(isError ? 'tool_error' : 'ok');
+        log(isError ? 'tool_error' : 'ok', { kind: 'result', result });
       } catch (err) {
         const auth = authErrorOf(err);
         if (auth) {
-          log(auth.code);
+          log(auth.code, authFailure(auth));
           // The caller's credentials are fine; the tool server's authorization is missing: 403, its own code.
           throw new ProviderError('invalid_request', auth.message, {
             status: 403,
@@ -176,9 +194,10 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
             code: auth.code,
           });
         }
-        log('failed');
+        const message = `MCP client '${client.name}': tool call failed: ${describeError(err)}`;
+        log('failed', upstreamFailure(message));
         // The tool server's failure, not the gateway's: 502 with is_gateway_error false.
-        throw new ProviderError('upstream', `MCP client '${client.name}': tool call failed: ${describeError(err)}`, {
+        throw new ProviderError('upstream', message, {
           status: 502,
           type: 'upstream_error',
           code: 'mcp_tool_call_failed',

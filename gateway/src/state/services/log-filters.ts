@@ -8,7 +8,7 @@ import { timeOrderedFloor } from '../ids.ts';
 const Filter = nameString(256).optional();
 
 /** The reference's comma-separated lists (`providers=openai,anthropic`); a repeated parameter is joined. */
-function listOf<T extends string>(item: z.ZodType<T, string>) {
+export function listOf<T extends string>(item: z.ZodType<T, string>) {
   return z
     .union([z.string(), z.array(z.string())])
     .transform((v) =>

@@ -63,9 +63,18 @@ export const LOG_COLUMNS = [
   'content',
   'cache_debug',
 ] as const;
-const COLUMNS_SQL = LOG_COLUMNS.join(', ');
 
-const COPY_SQL = `COPY request_logs (${COLUMNS_SQL}) FROM STDIN`;
+/** A table rows are COPYed into: its name and the COPY statement naming its columns in line order. */
+export interface CopyTable {
+  table: string;
+  copySql: string;
+}
+
+export function copyTable(table: string, columns: readonly string[]): CopyTable {
+  return { table, copySql: `COPY ${table} (${columns.join(', ')}) FROM STDIN` };
+}
+
+const REQUEST_LOGS = copyTable('request_logs', LOG_COLUMNS);
 
 /**
  * One row in COPY text format: tab-separated, `\\N` for NULL, backslash escapes, ending in a newline. The
@@ -83,9 +92,10 @@ export function copyLine(e: RequestLog): string {
   )}\t${int(e.cost_nano)}\t${text(e.routing_rule_id)}\t${text(e.content)}\t${json(e.cache_debug)}\n`;
 }
 
-const text = (s: string | null): string => (s === null ? '\\N' : copyEscape(s));
-const int = (n: number | null): string => (n === null ? '\\N' : String(n));
-const json = (v: unknown): string => (v === null || v === undefined ? '\\N' : copyEscape(JSON.stringify(v)));
+/** COPY text fields: a text, an integer, a value as JSON; `\\N` for null. */
+export const text = (s: string | null): string => (s === null ? '\\N' : copyEscape(s));
+export const int = (n: number | null): string => (n === null ? '\\N' : String(n));
+export const json = (v: unknown): string => (v === null || v === undefined ? '\\N' : copyEscape(JSON.stringify(v)));
 
 let isoSecond = Number.NaN;
 let isoPrefix = '';
@@ -109,7 +119,7 @@ export function copyText(entries: readonly RequestLog[]): string {
 }
 
 // NUL cannot be stored in a Postgres text column at all: it becomes U+FFFD rather than failing the batch.
-function copyEscape(s: string): string {
+export function copyEscape(s: string): string {
   return /[\\\n\r\t\0]/.test(s) ? s.replace(/[\\\n\r\t\0]/g, (c) => COPY_ESCAPES[c] ?? c) : s;
 }
 
@@ -131,9 +141,14 @@ function copyUnescape(s: string): string {
  * Postgres has (PGlite too, from a blob). A retry first drops the rows already stored, so a batch whose
  * commit was acknowledged too late is never duplicated.
  */
-export async function writeLogLines(db: Db, data: Uint8Array, opts: { retry?: boolean } = {}): Promise<number> {
-  const rows = opts.retry ? await withoutStored(db, data) : data;
-  return rows.length > 0 ? copyIsolating(db, rows) : 0;
+export async function writeLogLines(
+  db: Db,
+  data: Uint8Array,
+  opts: { retry?: boolean } = {},
+  target: CopyTable = REQUEST_LOGS,
+): Promise<number> {
+  const rows = opts.retry ? await withoutStored(db, data, target) : data;
+  return rows.length > 0 ? copyIsolating(db, rows, target) : 0;
 }
 
 /**
@@ -141,9 +156,9 @@ export async function writeLogLines(db: Db, data: Uint8Array, opts: { retry?: bo
  * broken encoding, a duplicate), the batch is split in halves until the refused rows stand alone, and only
  * they are dropped. One bad row must not stop every later row from being stored. Returns the rows dropped.
  */
-async function copyIsolating(db: Db, data: Uint8Array): Promise<number> {
+async function copyIsolating(db: Db, data: Uint8Array, target: CopyTable): Promise<number> {
   try {
-    await db.copyFrom(COPY_SQL, data);
+    await db.copyFrom(target.copySql, data);
     return 0;
   } catch (error) {
     if (!isRowDataError(error)) throw error;
@@ -154,19 +169,22 @@ async function copyIsolating(db: Db, data: Uint8Array): Promise<number> {
   // Split at the newline nearest the middle, so each half holds whole rows.
   let cut = buf.indexOf(0x0a, buf.length >> 1);
   if (cut === -1 || cut === buf.length - 1) cut = buf.lastIndexOf(0x0a, buf.length - 2);
-  return (await copyIsolating(db, buf.subarray(0, cut + 1))) + (await copyIsolating(db, buf.subarray(cut + 1)));
+  return (
+    (await copyIsolating(db, buf.subarray(0, cut + 1), target)) +
+    (await copyIsolating(db, buf.subarray(cut + 1), target))
+  );
 }
 
 function isRowDataError(error: unknown): boolean {
   return isDataException(error) || (error instanceof DbError && error.sqlState?.startsWith('23') === true);
 }
 
-async function withoutStored(db: Db, data: Uint8Array): Promise<Uint8Array> {
+async function withoutStored(db: Db, data: Uint8Array, target: CopyTable): Promise<Uint8Array> {
   const lines = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8').split('\n');
   lines.pop(); // after the last newline
   const ids = lines.map((line) => copyUnescape(line.slice(0, line.indexOf('\t'))));
   if (ids.length === 0) return data.subarray(0, 0);
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM request_logs WHERE id = ANY($1::text[])', [ids]);
+  const { rows } = await db.query<{ id: string }>(`SELECT id FROM ${target.table} WHERE id = ANY($1::text[])`, [ids]);
   if (rows.length === 0) return data;
   const stored = new Set(rows.map((r) => r.id));
   let out = '';

@@ -6,6 +6,11 @@ export interface LiveLog {
   type: 'log';
   payload: unknown;
 }
+/** An MCP tool-log row was stored (its payload is the row as GET /api/mcp-logs lists it; read by the MCP logs page). */
+export interface LiveMcpLog {
+  type: 'mcp_log';
+  payload: unknown;
+}
 /** `count` log messages were not sent to this page: only a refetch shows them. */
 export interface LiveLogsSkipped {
   type: 'logs_skipped';
@@ -16,7 +21,7 @@ export interface LiveStoreUpdate {
   type: 'store_update';
   kind: string;
 }
-export type LiveMessage = LiveLog | LiveLogsSkipped | LiveStoreUpdate;
+export type LiveMessage = LiveLog | LiveMcpLog | LiveLogsSkipped | LiveStoreUpdate;
 
 /** Far above any real count; a larger one is a broken message, not a number to show. */
 const MAX_COUNT = 1e9;
@@ -39,6 +44,10 @@ export function parseLiveMessage(text: unknown): LiveMessage | undefined {
     case 'log':
       // Rows are written once: `create` is the only operation the gateway sends.
       return v['operation'] === 'create' && isRecord(v['payload']) ? { type: 'log', payload: v['payload'] } : undefined;
+    case 'mcp_log':
+      return v['operation'] === 'create' && isRecord(v['payload'])
+        ? { type: 'mcp_log', payload: v['payload'] }
+        : undefined;
     case 'logs_skipped': {
       const count = v['count'];
       return Number.isInteger(count) && typeof count === 'number' && count > 0 && count <= MAX_COUNT

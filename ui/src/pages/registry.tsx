@@ -28,6 +28,8 @@ export const pages: PageEntry[] = [
   },
   { path: 'logs', label: 'Logs', component: lazy(() => import('./logs/LogsPage.tsx')) },
   { path: 'mcp', label: 'MCP clients', component: lazy(() => import('./mcp/McpPage.tsx')) },
+  // Not "MCP logs": a search for the link named "Logs" (a screen reader's, a browser test's) would find both.
+  { path: 'mcp-logs', label: 'MCP tool calls', component: lazy(() => import('./mcp-logs/McpLogsPage.tsx')) },
   { path: 'plugins', label: 'Plugins & cache', component: lazy(() => import('./plugins/PluginsPage.tsx')) },
   { path: 'config', label: 'Config', component: lazy(() => import('./config/ConfigPage.tsx')) },
 ];

@@ -23,7 +23,9 @@ const McpToolLogEntry = z
     virtual_key_id: z.string().nullable(),
     virtual_key_name: z.string().nullable().describe('The key’s name when the call ran'),
     arguments: Json.nullable().describe('null while content logging is off'),
-    result: Json.nullable().describe('The MCP result; null while content logging is off or when the call failed'),
+    result: Json.nullable().describe(
+      'The MCP result (also when the tool reported an error); null while content logging is off or when the gateway could not get one',
+    ),
     error_details: z
       .strictObject({
         is_gateway_error: z.boolean(),

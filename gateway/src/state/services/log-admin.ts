@@ -78,6 +78,22 @@ const SETS: Record<number, { kind: keyof Omit<FilterData, 'routing_engines'>; co
   62: { kind: 'routing_rule_ids', column: 'routing_rule_id' },
 };
 
+/**
+ * The window a filter-data query reads (`start_time`/`end_time`, default the last 30 days, at most MAX_RANGE_DAYS):
+ * request logs' and MCP tool logs' filter data alike.
+ */
+export function filterDataWindow(query: unknown, nowMs: number): { startMs: number; endMs: number } {
+  const r = FilterDataQuery.safeParse(query ?? {});
+  if (!r.success) throw invalidInput(r.error);
+  const endMs = r.data.end_time !== undefined ? Date.parse(r.data.end_time) : nowMs;
+  const startMs = r.data.start_time !== undefined ? Date.parse(r.data.start_time) : endMs - DEFAULT_FILTER_WINDOW_MS;
+  if (startMs > endMs) throw new StateError('invalid', 'start_time: must not be after end_time', 'start_time');
+  if (endMs - startMs > MAX_RANGE_DAYS * 86_400_000) {
+    throw new StateError('invalid', `start_time: the window may cover at most ${MAX_RANGE_DAYS} days`, 'start_time');
+  }
+  return { startMs, endMs };
+}
+
 export class LogAdmin {
   private readonly db: Db;
   constructor(db: Db) {
@@ -86,14 +102,7 @@ export class LogAdmin {
 
   /** The distinct values of the logs in a window: one pass over it (grouping sets), the most used first. */
   async filterData(query: unknown, nowMs: number): Promise<FilterData> {
-    const r = FilterDataQuery.safeParse(query ?? {});
-    if (!r.success) throw invalidInput(r.error);
-    const endMs = r.data.end_time !== undefined ? Date.parse(r.data.end_time) : nowMs;
-    const startMs = r.data.start_time !== undefined ? Date.parse(r.data.start_time) : endMs - DEFAULT_FILTER_WINDOW_MS;
-    if (startMs > endMs) throw new StateError('invalid', 'start_time: must not be after end_time', 'start_time');
-    if (endMs - startMs > MAX_RANGE_DAYS * 86_400_000) {
-      throw new StateError('invalid', `start_time: the window may cover at most ${MAX_RANGE_DAYS} days`, 'start_time');
-    }
+    const { startMs, endMs } = filterDataWindow(query, nowMs);
     const params: unknown[] = [];
     const add = (v: unknown) => {
       params.push(v);

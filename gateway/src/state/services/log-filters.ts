@@ -94,14 +94,9 @@ const ID_SLACK_MS = 3_600_000;
 
 /** The WHERE conditions of `q` (parameters appended to `params`); empty when nothing is filtered. */
 export function filterSql(q: LogFilters, params: unknown[]): string[] {
-  const where: string[] = [];
-  const add = (v: unknown) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  const anyOf = (column: string, values: readonly string[] | undefined) => {
-    if (values && values.length > 0) where.push(`${column} = ANY(${add(values)}::text[])`);
-  };
+  const c = new Conditions(params);
+  const { where, add } = c;
+  const anyOf = c.anyOf;
   anyOf('provider', q.providers);
   anyOf('status', q.status);
   anyOf('request_type', q.objects);
@@ -118,10 +113,7 @@ export function filterSql(q: LogFilters, params: unknown[]): string[] {
   if (q.provider !== undefined) where.push(`provider = ${add(q.provider)}`);
   if (q.request_type !== undefined) where.push(`request_type = ${add(q.request_type)}`);
   if (q.virtual_key_id !== undefined) where.push(`virtual_key_id = ${add(q.virtual_key_id)}`);
-  if (q.start_time !== undefined) where.push(...timeFrom(Date.parse(q.start_time), add));
-  if (q.end_time !== undefined) where.push(...timeTo(Date.parse(q.end_time), add));
-  if (q.min_latency !== undefined) where.push(`latency_ms >= ${add(q.min_latency)}`);
-  if (q.max_latency !== undefined) where.push(`latency_ms <= ${add(q.max_latency)}`);
+  c.timeAndLatency(q);
   if (q.min_tokens !== undefined) where.push(`total_tokens >= ${add(q.min_tokens)}`);
   if (q.max_tokens !== undefined) where.push(`total_tokens <= ${add(q.max_tokens)}`);
   // Costs are stored in nano-dollars.
@@ -129,12 +121,45 @@ export function filterSql(q: LogFilters, params: unknown[]): string[] {
   if (q.max_cost !== undefined) where.push(`cost_nano <= ${add(Math.floor(q.max_cost * 1e9))}`);
   if (q.missing_cost_only === true) where.push('cost_nano IS NULL');
   if (q.content_search !== undefined) {
-    const p = add(`%${q.content_search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    const p = c.containing(q.content_search);
     where.push(
       `(content::text ILIKE ${p} OR error::text ILIKE ${p} OR original_model_requested ILIKE ${p} OR resolved_model_used ILIKE ${p})`,
     );
   }
   return where;
+}
+
+/** WHERE conditions of the log listings, their values appended to `params` as `$n` parameters. */
+export class Conditions {
+  readonly where: string[] = [];
+  readonly #params: unknown[];
+  constructor(params: unknown[]) {
+    this.#params = params;
+  }
+
+  /** The parameter placeholder of `v`. */
+  readonly add = (v: unknown): string => {
+    this.#params.push(v);
+    return `$${this.#params.length}`;
+  };
+
+  /** `column` is one of `values` (nothing when there are none). */
+  readonly anyOf = (column: string, values: readonly string[] | undefined): void => {
+    if (values && values.length > 0) this.where.push(`${column} = ANY(${this.add(values)}::text[])`);
+  };
+
+  /** The time range (`start_time`/`end_time`) and latency bounds both log tables share (`created_at`, `latency_ms`). */
+  timeAndLatency(q: { start_time?: string; end_time?: string; min_latency?: number; max_latency?: number }): void {
+    if (q.start_time !== undefined) this.where.push(...timeFrom(Date.parse(q.start_time), this.add));
+    if (q.end_time !== undefined) this.where.push(...timeTo(Date.parse(q.end_time), this.add));
+    if (q.min_latency !== undefined) this.where.push(`latency_ms >= ${this.add(q.min_latency)}`);
+    if (q.max_latency !== undefined) this.where.push(`latency_ms <= ${this.add(q.max_latency)}`);
+  }
+
+  /** The parameter of an ILIKE pattern matching `text` anywhere (its `%`, `_` and `\\` taken literally). */
+  containing(text: string): string {
+    return this.add(`%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+  }
 }
 
 /** Rows created at `ms` or later; the id bound lets Postgres walk the primary key instead of the whole table. */

@@ -3,7 +3,7 @@
 // the request-log filters (log-filters.ts), whose pieces they reuse.
 import { z } from 'zod';
 import { nameString } from '../../schemas/strings.ts';
-import { checkFilterRanges, FILTER_FIELDS, listOf, timeFrom, timeTo } from './log-filters.ts';
+import { Conditions, checkFilterRanges, FILTER_FIELDS, listOf } from './log-filters.ts';
 
 export const MCP_LOG_STATUSES = ['success', 'error', 'processing'] as const;
 
@@ -32,14 +32,8 @@ export type McpLogFilters = z.infer<typeof McpLogFilters>;
 
 /** The WHERE conditions of `q` (parameters appended to `params`); empty when nothing is filtered. */
 export function mcpFilterSql(q: McpLogFilters, params: unknown[]): string[] {
-  const where: string[] = [];
-  const add = (v: unknown) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  const anyOf = (column: string, values: readonly string[] | undefined) => {
-    if (values && values.length > 0) where.push(`${column} = ANY(${add(values)}::text[])`);
-  };
+  const c = new Conditions(params);
+  const { where, add, anyOf } = c;
   if (q.tool_names && q.tool_names.length > 0) {
     const p = add(q.tool_names);
     where.push(`(tool_name = ANY(${p}::text[]) OR (server_label || '-' || tool_name) = ANY(${p}::text[]))`);
@@ -48,12 +42,9 @@ export function mcpFilterSql(q: McpLogFilters, params: unknown[]): string[] {
   anyOf('status', q.status);
   anyOf('virtual_key_id', q.virtual_key_ids);
   anyOf('llm_request_id', q.llm_request_ids);
-  if (q.start_time !== undefined) where.push(...timeFrom(Date.parse(q.start_time), add));
-  if (q.end_time !== undefined) where.push(...timeTo(Date.parse(q.end_time), add));
-  if (q.min_latency !== undefined) where.push(`latency_ms >= ${add(q.min_latency)}`);
-  if (q.max_latency !== undefined) where.push(`latency_ms <= ${add(q.max_latency)}`);
+  c.timeAndLatency(q);
   if (q.content_search !== undefined) {
-    const p = add(`%${q.content_search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    const p = c.containing(q.content_search);
     where.push(
       `(arguments::text ILIKE ${p} OR result::text ILIKE ${p} OR error::text ILIKE ${p} OR tool_name ILIKE ${p})`,
     );

@@ -5,9 +5,8 @@ import type { Db } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import { timeOrderedFloor } from '../ids.ts';
 import { invalidInput } from './input.ts';
-import { FilterDataQuery, MAX_FILTER_VALUES } from './log-admin.ts';
+import { filterDataWindow, MAX_FILTER_VALUES } from './log-admin.ts';
 import { checkFilterRanges, timeFrom, timeTo, whereOf } from './log-filters.ts';
-import { MAX_RANGE_DAYS } from './log-histograms.ts';
 import { MCP_FILTER_FIELDS, McpLogFilters, mcpFilterSql, noFilter } from './mcp-log-filters.ts';
 import { writeMcpLogLines } from './mcp-log-rows.ts';
 
@@ -16,8 +15,6 @@ type SortKey = (typeof MCP_SORT_KEYS)[number];
 
 /** Ids `byIds` and a delete take at a time. */
 export const MAX_MCP_IDS = 1000;
-/** The window filter data reads by default. */
-const DEFAULT_FILTER_WINDOW_MS = 30 * 86_400_000;
 /** Rows one DELETE statement removes; a delete by filter runs such statements until none is left. */
 const DELETE_BATCH = 5000;
 
@@ -149,14 +146,7 @@ export class McpLogStore {
 
   /** The distinct tools, servers and virtual keys of a window, the most used first, at most 500 of each. */
   async filterData(query: unknown, nowMs: number): Promise<McpFilterData> {
-    const r = FilterDataQuery.safeParse(query ?? {});
-    if (!r.success) throw invalidInput(r.error);
-    const endMs = r.data.end_time !== undefined ? Date.parse(r.data.end_time) : nowMs;
-    const startMs = r.data.start_time !== undefined ? Date.parse(r.data.start_time) : endMs - DEFAULT_FILTER_WINDOW_MS;
-    if (startMs > endMs) throw new StateError('invalid', 'start_time: must not be after end_time', 'start_time');
-    if (endMs - startMs > MAX_RANGE_DAYS * 86_400_000) {
-      throw new StateError('invalid', `start_time: the window may cover at most ${MAX_RANGE_DAYS} days`, 'start_time');
-    }
+    const { startMs, endMs } = filterDataWindow(query, nowMs);
     const params: unknown[] = [];
     const add = (v: unknown) => {
       params.push(v);

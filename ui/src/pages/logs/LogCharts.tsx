@@ -1,13 +1,14 @@
 // Totals and charts of requests, tokens, cost and latency over time: /api/logs/stats and /api/logs/histogram*,
 // with the explorer's filters and time window.
 import { AreaChart, BarChart, LineChart } from '@mantine/charts';
-import { Paper, SimpleGrid, Text, Title } from '@mantine/core';
+import { Paper, SimpleGrid, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { api } from '../../api/client.ts';
 import { ErrorAlert, Loading } from '../../components/feedback.tsx';
 import type { ApiQuery } from './filters.ts';
 import { bucketLabel, formatCost, formatCount, formatMs } from './format.ts';
+import { TotalsGrid } from './TotalsGrid.tsx';
 import type { CostHistogram, LatencyHistogram, LogStats, RequestHistogram, TokenHistogram } from './types.ts';
 
 function useLogsQuery<T>(path: string, query: ApiQuery) {
@@ -25,20 +26,7 @@ export function StatsCards({ query }: { query: ApiQuery }) {
     ['Tokens', s ? formatCount(s.total_tokens) : '…'],
     ['Cost', s ? formatCost(s.total_cost) : '…'],
   ];
-  return (
-    <SimpleGrid cols={{ base: 2, sm: 5 }} spacing="sm" role="group" aria-label="Totals">
-      {cards.map(([label, value]) => (
-        <Paper withBorder p="sm" key={label}>
-          <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
-            {label}
-          </Text>
-          <Text fw={700} size="lg" aria-label={`${label}: ${value}`}>
-            {value}
-          </Text>
-        </Paper>
-      ))}
-    </SimpleGrid>
-  );
+  return <TotalsGrid cards={cards} />;
 }
 
 function ChartPanel(props: { title: string; error: unknown; loading: boolean; children: ReactNode }) {

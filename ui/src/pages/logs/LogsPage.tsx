@@ -1,7 +1,7 @@
 // The logs explorer: filters bound to the URL query, totals and charts over the same filters, the matching
 // requests page by page (keyset: next_cursor), new requests added on top while Live is on, and (under logs/:id)
 // one request's detail.
-import { Alert, Anchor, Badge, Button, Group, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Stack, Switch, Table, Text, Title } from '@mantine/core';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link, Route, Routes, useLocation, useSearchParams } from 'react-router';
@@ -11,11 +11,14 @@ import { LiveStatus } from '../../components/LiveStatus.tsx';
 import { FilterBar, useOwners } from './FilterBar.tsx';
 import { type ApiQuery, apiFilters, LIVE_PARAM, type LogFilterState, readFilters, writeFilters } from './filters.ts';
 import { formatCost, formatCount, formatMs, formatTime } from './format.ts';
+import { LiveNotice, type Noun } from './LiveNotice.tsx';
 import { LogCharts, StatsCards } from './LogCharts.tsx';
 import { LogDetail } from './LogDetail.tsx';
 import { withLiveRows } from './live-rows.ts';
 import type { LogPage, Named } from './types.ts';
-import { type LiveFeed, useLiveRows } from './useLiveRows.ts';
+import { useLiveRows } from './useLiveRows.ts';
+
+const REQUESTS: Noun = { one: 'request', many: 'requests' };
 
 export default function LogsPage() {
   return (
@@ -89,36 +92,6 @@ function Explorer() {
   );
 }
 
-/** What the live feed could not place in the list, with the refresh that would. */
-function LiveNotice({ feed, onRefresh }: { feed: LiveFeed; onRefresh: () => void }) {
-  const lines: string[] = [];
-  if (feed.more > 0) lines.push(`${formatCount(feed.more)} more new ${feed.more === 1 ? 'request' : 'requests'}`);
-  if (feed.unsure > 0) {
-    lines.push(
-      `${formatCount(feed.unsure)} new ${feed.unsure === 1 ? 'request' : 'requests'} that may match these filters ` +
-        '(text search and sort order are checked by the gateway)',
-    );
-  }
-  if (feed.interrupted) lines.push('The live connection was interrupted: requests logged meanwhile are not shown');
-  if (lines.length === 0) return null;
-  return (
-    <Alert color="blue" role="status" aria-label="New requests not shown" py="xs">
-      <Group justify="space-between" wrap="nowrap">
-        <Stack gap={2}>
-          {lines.map((l) => (
-            <Text size="sm" key={l}>
-              {l} — refresh to see them.
-            </Text>
-          ))}
-        </Stack>
-        <Button size="xs" variant="light" onClick={onRefresh}>
-          Refresh the list
-        </Button>
-      </Group>
-    </Alert>
-  );
-}
-
 function nameOf(rows: Named[] | undefined, id: string | null): string {
   if (!id) return '—';
   return rows?.find((r) => r.id === id)?.name ?? id;
@@ -152,7 +125,7 @@ function LogList(props: { query: ApiQuery; filters: LogFilterState; live: boolea
         Requests
       </Title>
       <ErrorAlert error={list.error} title="Could not load the logs" />
-      <LiveNotice feed={feed} onRefresh={props.onRefresh} />
+      <LiveNotice feed={feed} noun={REQUESTS} onRefresh={props.onRefresh} />
       {list.isPending ? (
         <Loading what="logs" />
       ) : rows.length === 0 ? (

@@ -1,18 +1,19 @@
 // The logs explorer's live rows, pure: whether a row the gateway just stored belongs in the list on screen (the
-// filters the page can check itself), and the rows held above the fetched pages. No React, no DOM.
-import type { LogFilterState } from './filters.ts';
+// filters the page can check itself), and the rows held above the fetched pages (any row with a time-ordered id:
+// the MCP tool-log page keeps its rows with the same functions). No React, no DOM.
+import type { CommonFilters, LogFilterState } from './filters.ts';
 import type { LogEntry } from './types.ts';
 
 /** `show`: it matches and goes on top; `hide`: it does not match; `unsure`: only a refresh can tell where it goes. */
 export type LiveVerdict = 'show' | 'hide' | 'unsure';
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const str = (v: unknown) => typeof v === 'string';
-const strOrNull = (v: unknown) => v === null || v === undefined || typeof v === 'string';
-const numOrNull = (v: unknown) => v === null || v === undefined || typeof v === 'number';
+export const str = (v: unknown) => typeof v === 'string';
+export const strOrNull = (v: unknown) => v === null || v === undefined || typeof v === 'string';
+export const numOrNull = (v: unknown) => v === null || v === undefined || typeof v === 'number';
 
 /** A log message's payload as a row, when it has the fields the table and the filters read. */
 export function asLogEntry(payload: unknown): LogEntry | undefined {
@@ -38,7 +39,7 @@ export function asLogEntry(payload: unknown): LogEntry | undefined {
   return ok ? (p as unknown as LogEntry) : undefined;
 }
 
-const anyOf = (list: readonly string[], ...values: (string | null | undefined)[]) =>
+export const anyOf = (list: readonly string[], ...values: (string | null | undefined)[]) =>
   list.length === 0 || values.some((v) => v !== null && v !== undefined && list.includes(v));
 
 /** A bound of the filter form as a number; NaN when it holds something else (the API refuses it anyway). */
@@ -66,12 +67,9 @@ export function liveVerdict(f: LogFilterState, e: LogEntry): LiveVerdict {
   if (!anyOf(f.virtual_key_ids, e.virtual_key_id)) return 'hide';
   if (!anyOf(f.team_ids, e.team_id)) return 'hide';
   if (!anyOf(f.customer_ids, e.customer_id)) return 'hide';
-  let unsure = false;
-  const minLatency = bound(f.min_latency);
-  const maxLatency = bound(f.max_latency);
-  for (const b of [minLatency, maxLatency]) if (b !== undefined && Number.isNaN(b)) unsure = true;
-  if (minLatency !== undefined && e.latency_ms < minLatency) return 'hide';
-  if (maxLatency !== undefined && e.latency_ms > maxLatency) return 'hide';
+  const latency = latencyVerdict(f.min_latency, f.max_latency, e.latency_ms);
+  if (latency === 'hide') return 'hide';
+  let unsure = latency === 'unsure';
   const minCost = bound(f.min_cost);
   const maxCost = bound(f.max_cost);
   if (minCost !== undefined || maxCost !== undefined) {
@@ -81,8 +79,28 @@ export function liveVerdict(f: LogFilterState, e: LogEntry): LiveVerdict {
     if (minCost !== undefined && nano < Math.ceil(minCost * 1e9)) return 'hide';
     if (maxCost !== undefined && nano > Math.floor(maxCost * 1e9)) return 'hide';
   }
+  const common = commonVerdict(f, e.timestamp);
+  if (common === 'hide') return 'hide';
+  return unsure || common === 'unsure' ? 'unsure' : 'show';
+}
+
+/** Inclusive latency bounds (milliseconds, as the form holds them); a bound that is not a number is `unsure`. */
+export function latencyVerdict(min: string, max: string, latencyMs: number): LiveVerdict {
+  const lo = bound(min);
+  const hi = bound(max);
+  if (lo !== undefined && latencyMs < lo) return 'hide';
+  if (hi !== undefined && latencyMs > hi) return 'hide';
+  return [lo, hi].some((b) => b !== undefined && Number.isNaN(b)) ? 'unsure' : 'show';
+}
+
+/**
+ * The part of a verdict every explorer shares: a preset range ("last hour") slides, so a new row is in it; a custom
+ * range is checked; text search runs on the server, and only newest-first order puts a new row on top.
+ */
+export function commonVerdict(f: CommonFilters, timestamp: string): LiveVerdict {
+  let unsure = false;
   if (f.range === 'custom') {
-    const at = Date.parse(e.timestamp);
+    const at = Date.parse(timestamp);
     const from = f.start_time ? Date.parse(f.start_time) : undefined;
     const to = f.end_time ? Date.parse(f.end_time) : undefined;
     if (Number.isNaN(at) || (from !== undefined && Number.isNaN(from)) || (to !== undefined && Number.isNaN(to)))
@@ -95,9 +113,9 @@ export function liveVerdict(f: LogFilterState, e: LogEntry): LiveVerdict {
 }
 
 /** What the live feed added to the list since it was fetched. */
-export interface LiveRows {
+export interface LiveRows<R extends { id: string } = LogEntry> {
   /** Matching rows, newest first (as the API orders by time: by id, a UUIDv7), at most the page size. */
-  rows: LogEntry[];
+  rows: R[];
   /** Matching rows pushed out past the page size, and rows the gateway did not send (logs_skipped). */
   more: number;
   /** Rows that may match (text search, another order): only a refresh places them. */
@@ -107,7 +125,12 @@ export interface LiveRows {
 export const NO_LIVE_ROWS: LiveRows = { rows: [], more: 0, unsure: 0 };
 
 /** `e` with verdict `verdict` added to `s`, keeping at most `cap` rows. */
-export function addLiveRow(s: LiveRows, e: LogEntry, verdict: LiveVerdict, cap: number): LiveRows {
+export function addLiveRow<R extends { id: string }>(
+  s: LiveRows<R>,
+  e: R,
+  verdict: LiveVerdict,
+  cap: number,
+): LiveRows<R> {
   if (verdict === 'hide') return s;
   if (verdict === 'unsure') return { ...s, unsure: s.unsure + 1 };
   if (s.rows.some((r) => r.id === e.id)) return s;
@@ -118,12 +141,12 @@ export function addLiveRow(s: LiveRows, e: LogEntry, verdict: LiveVerdict, cap: 
 }
 
 /** The gateway left `count` log messages out for this page: they can only be counted. */
-export function skipLiveRows(s: LiveRows, count: number): LiveRows {
+export function skipLiveRows<R extends { id: string }>(s: LiveRows<R>, count: number): LiveRows<R> {
   return { ...s, more: s.more + count };
 }
 
 /** The table's rows: the live ones on top, then the fetched pages without the rows already shown above. */
-export function withLiveRows(live: readonly LogEntry[], fetched: readonly LogEntry[]): LogEntry[] {
+export function withLiveRows<R extends { id: string }>(live: readonly R[], fetched: readonly R[]): R[] {
   if (live.length === 0) return [...fetched];
   const above = new Set(live.map((r) => r.id));
   return [...live, ...fetched.filter((r) => !above.has(r.id))];

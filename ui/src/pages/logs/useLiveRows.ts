@@ -1,25 +1,48 @@
-// The explorer's live feed: while `on`, rows the gateway announces over /ws are placed above the fetched list
+// An explorer's live feed: while `on`, rows the gateway announces over /ws are placed above the fetched list
 // (live-rows.ts decides where each goes); nothing is refetched. The caller remounts on a refresh or new filters.
+// The request-log explorer reads `log` messages; the MCP tool-log page reads `mcp_log` ones (useLiveFeed).
 import { useEffect, useRef, useState } from 'react';
 import { useLiveMessages, useLiveState } from '../../api/live.ts';
+import type { LiveMessage } from '../../api/live-protocol.ts';
 import type { LogFilterState } from './filters.ts';
-import { addLiveRow, asLogEntry, type LiveRows, liveVerdict, NO_LIVE_ROWS, skipLiveRows } from './live-rows.ts';
+import { addLiveRow, asLogEntry, type LiveRows, type LiveVerdict, liveVerdict, skipLiveRows } from './live-rows.ts';
+import type { LogEntry } from './types.ts';
 
-export interface LiveFeed extends LiveRows {
+export interface LiveFeed<R extends { id: string } = LogEntry> extends LiveRows<R> {
+  /** Of `more`: log messages the gateway did not send (logs_skipped, which does not say which log they were of). */
+  skipped: number;
   /** The connection dropped while on: requests logged meanwhile were not announced. */
   interrupted: boolean;
 }
 
 export function useLiveRows(on: boolean, filters: LogFilterState, cap: number): LiveFeed {
-  const [rows, setRows] = useState<LiveRows>(NO_LIVE_ROWS);
+  return useLiveFeed(
+    on,
+    cap,
+    (m) => (m.type === 'log' ? asLogEntry(m.payload) : undefined),
+    (e) => liveVerdict(filters, e),
+  );
+}
+
+/**
+ * The rows `read` finds in the live messages, placed by `verdict`, at most `cap` of them. Both are read at each
+ * message (the latest ones passed), so they may close over the page's filters.
+ */
+export function useLiveFeed<R extends { id: string }>(
+  on: boolean,
+  cap: number,
+  read: (m: LiveMessage) => R | undefined,
+  verdict: (row: R) => LiveVerdict,
+): LiveFeed<R> {
+  const [rows, setRows] = useState<LiveRows<R> & { skipped: number }>({ rows: [], more: 0, unsure: 0, skipped: 0 });
   const [interrupted, setInterrupted] = useState(false);
   useLiveMessages((m) => {
-    if (m.type === 'log') {
-      const entry = asLogEntry(m.payload);
-      if (entry) setRows((s) => addLiveRow(s, entry, liveVerdict(filters, entry), cap));
-    } else if (m.type === 'logs_skipped') {
-      setRows((s) => skipLiveRows(s, m.count));
+    if (m.type === 'logs_skipped') {
+      setRows((s) => ({ ...skipLiveRows(s, m.count), skipped: s.skipped + m.count }));
+      return;
     }
+    const row = read(m);
+    if (row) setRows((s) => ({ ...addLiveRow(s, row, verdict(row), cap), skipped: s.skipped }));
   }, on);
 
   // The socket's open count, first seen open while on; a larger one later is a reconnect.

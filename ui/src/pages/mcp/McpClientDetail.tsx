@@ -42,6 +42,12 @@ export function McpClientDetail() {
         ← All MCP clients
       </Anchor>
       <Title order={2}>MCP client {c?.config.name ?? id}</Title>
+      {c && (
+        // Tool logs name the client by its name (server_label), as it was when each call ran.
+        <Anchor component={Link} to={`/mcp-logs?server_labels=${encodeURIComponent(c.config.name)}`} size="sm">
+          Tool calls through {c.config.name}
+        </Anchor>
+      )}
       <ErrorAlert error={client.error} title="Could not load the MCP client" />
       {client.isPending && <Loading what="the MCP client" />}
       {c && (

@@ -6,7 +6,7 @@ import type { ModelPrice } from '../../governance/model.ts';
 import type { Db } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import { invalidInput } from './input.ts';
-import { FILTER_FIELDS, filterSql, LogFilters, timeFrom, timeTo, whereOf } from './log-filters.ts';
+import { Conditions, FILTER_FIELDS, filterSql, LogFilters, timeFrom, timeTo, whereOf } from './log-filters.ts';
 import { MAX_RANGE_DAYS } from './log-histograms.ts';
 
 /** Distinct values returned per kind (the most used first). */
@@ -79,10 +79,10 @@ const SETS: Record<number, { kind: keyof Omit<FilterData, 'routing_engines'>; co
 };
 
 /**
- * The window a filter-data query reads (`start_time`/`end_time`, default the last 30 days, at most MAX_RANGE_DAYS):
- * request logs' and MCP tool logs' filter data alike.
+ * The WHERE clause (and its parameters) of the window a filter-data query reads (`start_time`/`end_time`, default
+ * the last 30 days, at most MAX_RANGE_DAYS): request logs' and MCP tool logs' filter data alike.
  */
-export function filterDataWindow(query: unknown, nowMs: number): { startMs: number; endMs: number } {
+export function filterDataWindow(query: unknown, nowMs: number): { where: string; params: unknown[] } {
   const r = FilterDataQuery.safeParse(query ?? {});
   if (!r.success) throw invalidInput(r.error);
   const endMs = r.data.end_time !== undefined ? Date.parse(r.data.end_time) : nowMs;
@@ -91,7 +91,8 @@ export function filterDataWindow(query: unknown, nowMs: number): { startMs: numb
   if (endMs - startMs > MAX_RANGE_DAYS * 86_400_000) {
     throw new StateError('invalid', `start_time: the window may cover at most ${MAX_RANGE_DAYS} days`, 'start_time');
   }
-  return { startMs, endMs };
+  const c = new Conditions([]);
+  return { where: whereOf([...timeFrom(startMs, c.add), ...timeTo(endMs, c.add)]), params: c.params };
 }
 
 export class LogAdmin {
@@ -102,12 +103,7 @@ export class LogAdmin {
 
   /** The distinct values of the logs in a window: one pass over it (grouping sets), the most used first. */
   async filterData(query: unknown, nowMs: number): Promise<FilterData> {
-    const { startMs, endMs } = filterDataWindow(query, nowMs);
-    const params: unknown[] = [];
-    const add = (v: unknown) => {
-      params.push(v);
-      return `$${params.length}`;
-    };
+    const { where, params } = filterDataWindow(query, nowMs);
     const cols = 'provider, model, request_type, selected_key_id, virtual_key_id, routing_rule_id';
     const { rows } = await this.db.query<Record<string, unknown>>(
       `SELECT * FROM (
@@ -115,7 +111,7 @@ export class LogAdmin {
                 row_number() OVER (PARTITION BY GROUPING(${cols}) ORDER BY count(*) DESC) AS n
            FROM (SELECT provider, COALESCE(resolved_model_used, original_model_requested) AS model, request_type,
                         NULLIF(selected_key_id, '') AS selected_key_id, selected_key_name, virtual_key_id, routing_rule_id
-                   FROM request_logs ${whereOf([...timeFrom(startMs, add), ...timeTo(endMs, add)])}) l
+                   FROM request_logs ${where}) l
           GROUP BY GROUPING SETS ((provider), (model), (request_type), (selected_key_id), (virtual_key_id), (routing_rule_id))
        ) s WHERE n <= ${MAX_FILTER_VALUES} ORDER BY grp, n`,
       params,

@@ -132,15 +132,16 @@ export function filterSql(q: LogFilters, params: unknown[]): string[] {
 /** WHERE conditions of the log listings, their values appended to `params` as `$n` parameters. */
 export class Conditions {
   readonly where: string[] = [];
-  readonly #params: unknown[];
+  /** The parameters, in placeholder order. */
+  readonly params: unknown[];
   constructor(params: unknown[]) {
-    this.#params = params;
+    this.params = params;
   }
 
   /** The parameter placeholder of `v`. */
   readonly add = (v: unknown): string => {
-    this.#params.push(v);
-    return `$${this.#params.length}`;
+    this.params.push(v);
+    return `$${this.params.length}`;
   };
 
   /** `column` is one of `values` (nothing when there are none). */

@@ -6,7 +6,7 @@ import { StateError } from '../errors.ts';
 import { timeOrderedFloor } from '../ids.ts';
 import { invalidInput } from './input.ts';
 import { filterDataWindow, MAX_FILTER_VALUES } from './log-admin.ts';
-import { checkFilterRanges, timeFrom, timeTo, whereOf } from './log-filters.ts';
+import { checkFilterRanges, whereOf } from './log-filters.ts';
 import { MCP_FILTER_FIELDS, McpLogFilters, mcpFilterSql, noFilter } from './mcp-log-filters.ts';
 import { writeMcpLogLines } from './mcp-log-rows.ts';
 
@@ -146,19 +146,14 @@ export class McpLogStore {
 
   /** The distinct tools, servers and virtual keys of a window, the most used first, at most 500 of each. */
   async filterData(query: unknown, nowMs: number): Promise<McpFilterData> {
-    const { startMs, endMs } = filterDataWindow(query, nowMs);
-    const params: unknown[] = [];
-    const add = (v: unknown) => {
-      params.push(v);
-      return `$${params.length}`;
-    };
+    const { where, params } = filterDataWindow(query, nowMs);
     const cols = 'tool_name, server_label, virtual_key_id';
     // One pass over the window (grouping sets); GROUPING() is 3 for tool_name, 5 for server_label, 6 for the key.
     const { rows } = await this.db.query<Record<string, unknown>>(
       `SELECT * FROM (
          SELECT GROUPING(${cols}) AS grp, ${cols}, max(virtual_key_name) AS key_name,
                 row_number() OVER (PARTITION BY GROUPING(${cols}) ORDER BY count(*) DESC) AS n
-           FROM mcp_tool_logs ${whereOf([...timeFrom(startMs, add), ...timeTo(endMs, add)])}
+           FROM mcp_tool_logs ${where}
           GROUP BY GROUPING SETS ((tool_name), (server_label), (virtual_key_id))
        ) s WHERE n <= ${MAX_FILTER_VALUES} ORDER BY grp, n`,
       params,

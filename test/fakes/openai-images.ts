@@ -25,7 +25,7 @@ function isGptImage(model: string): boolean {
 function answer(
   model: string,
   what: string[],
-  opts: { size?: string; quality?: string; format?: string; inputTokens: number },
+  opts: { size?: string; quality?: string; format?: string; inputTokens: number; imageTokens?: number },
 ) {
   const data = what.map((w, i) =>
     opts.format === 'url' && !isGptImage(model)
@@ -49,7 +49,10 @@ function answer(
       input_tokens: opts.inputTokens,
       output_tokens: out,
       total_tokens: opts.inputTokens + out,
-      input_tokens_details: { text_tokens: opts.inputTokens, image_tokens: 0 },
+      input_tokens_details: {
+        text_tokens: opts.inputTokens - (opts.imageTokens ?? 0),
+        image_tokens: opts.imageTokens ?? 0,
+      },
     },
   };
 }
@@ -166,7 +169,9 @@ export function createImagesFake(): ImagesFake {
           quality: form.get('quality') as string,
           format: form.get('response_format') as string,
         };
-        sendJson(res, 200, answer(model, what, { ...opts, inputTokens: 20 + 65 * files.length }));
+        // 20 text tokens of prompt, 65 image tokens per source image (among the input tokens, as OpenAI counts).
+        const imageTokens = 65 * files.length;
+        sendJson(res, 200, answer(model, what, { ...opts, inputTokens: 20 + imageTokens, imageTokens }));
       },
     },
   ]);

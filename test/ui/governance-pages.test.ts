@@ -1,6 +1,6 @@
 // Teams, customers, pricing overrides and model configs in a real browser: a customer with an email and a budget,
 // a team of that customer with a budget and a rate limit whose usage (after a request by a key of the team, through
-// the openai SDK against the fake upstream) shows on the team's page; token prices (audio-token rates too) typed per
+// the openai SDK against the fake upstream) shows on the team's page; token prices (audio- and image-token rates too) typed per
 // million tokens and stored per token; a model's and a provider's limits set, changed and removed; refusals in words.
 // Screenshots of each page go to test/artifacts/ui/.
 import OpenAI from 'openai';
@@ -299,6 +299,50 @@ describe('pricing overrides page', () => {
     expect(cleared).toMatchObject({ output_cost_per_audio_token: null, output_cost_per_token: 0.000016 });
 
     await confirmAction(page, 'Delete pricing of openai/gpt-realtime');
+    await page.getByText('No pricing override').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it('sets image token rates per million tokens beside the audio ones, shows them, and clears one to null on an edit', async () => {
+    const { context, page, problems } = await open();
+    await page.getByRole('link', { name: 'Pricing overrides', exact: true }).click();
+    await page.getByText('No pricing override').waitFor();
+    await page.getByRole('button', { name: 'New pricing override' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New pricing override' });
+    await choose(page, 'Provider', 'openai');
+    await dialog.getByLabel('Model', { exact: false }).first().fill('gpt-image-1');
+    await dialog.getByLabel('Input per 1M tokens').fill('5');
+    await dialog.getByLabel('Output per 1M tokens').fill('40');
+    await dialog.getByLabel('Input image per 1M tokens').fill('10');
+    await dialog.getByLabel('Cache read image per 1M tokens').fill('2.5');
+    await dialog.getByLabel('Output image per 1M tokens').fill('40');
+    await dialog.getByRole('button', { name: 'Save pricing override' }).click();
+    const table = page.getByRole('table', { name: 'Pricing overrides' });
+    await table.getByText('openai/gpt-image-1').waitFor();
+    const [o] = (await get('/api/governance/pricing-overrides'))['pricing_overrides'] as Json[];
+    expect(o).toMatchObject({
+      model: 'gpt-image-1',
+      input_cost_per_token: 0.000005,
+      input_cost_per_image_token: 0.00001,
+      cache_read_input_image_token_cost: 0.0000025,
+      output_cost_per_image_token: 0.00004,
+      input_cost_per_audio_token: null,
+    });
+    await table.getByText(/image input \$10\/1M; image output \$40\/1M; image cache read \$2\.5\/1M/).waitFor();
+
+    await page.getByRole('button', { name: 'Edit pricing of openai/gpt-image-1' }).click();
+    const edit = page.getByRole('dialog', { name: 'Pricing of openai/gpt-image-1' });
+    expect(await edit.getByLabel('Input image per 1M tokens').inputValue()).toBe('10');
+    await edit.getByLabel('Input image per 1M tokens').fill('');
+    const put = page.waitForRequest((r) => r.method() === 'PUT' && r.url().includes('/pricing-overrides/'));
+    await edit.getByRole('button', { name: 'Save pricing override' }).click();
+    expect((await put).postDataJSON()).toMatchObject({ input_cost_per_image_token: null });
+    await table.getByText('image input').waitFor({ state: 'detached' });
+    const [cleared] = (await get('/api/governance/pricing-overrides'))['pricing_overrides'] as Json[];
+    expect(cleared).toMatchObject({ input_cost_per_image_token: null, output_cost_per_image_token: 0.00004 });
+
+    await confirmAction(page, 'Delete pricing of openai/gpt-image-1');
     await page.getByText('No pricing override').waitFor();
     expect(problems).toEqual([]);
     await context.close();

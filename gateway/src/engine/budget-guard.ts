@@ -6,6 +6,7 @@ import {
   estimateInputTokens,
   requestMaxOutputTokens,
   requestsAudioOutput,
+  requestsImageOutput,
   reservationNano,
   usageTokens,
 } from '../governance/cost.ts';
@@ -102,6 +103,8 @@ export class BudgetGuard {
           // Only a model with an audio rate needs the body read for it (the text-only path reads nothing).
           textOutputOnly:
             price.price.output_audio !== undefined && !(this.audioOutput ?? requestsAudioOutput(this.body)),
+          // Likewise only a model with an image output rate reads whether images are asked for.
+          imageOutput: price.price.output_image !== undefined && requestsImageOutput(this.body, this.units),
         })
       : 0;
     const amountNano = Math.max(estimated, this.minReservationNano);

@@ -45,23 +45,26 @@ export interface BilledUnits {
 }
 
 /**
- * The audio tokens inside a usage's counts (realtime and audio chat models price them apart from text tokens):
- * subsets of the totals, never in addition to them.
+ * The tokens of one modality (audio, image) inside a usage's counts (realtime, audio and image models price them
+ * apart from text tokens): subsets of the totals, never in addition to them.
  */
-export interface AudioTokens {
-  /** Audio tokens among `prompt_tokens`, cached ones included. */
+export interface ModalityTokens {
+  /** Tokens of the modality among `prompt_tokens`, cached ones included. */
   prompt_tokens?: number;
-  /** Cached audio tokens: among the audio prompt tokens and among `prompt_tokens_details.cached_tokens`. */
+  /** Cached ones: among the modality's prompt tokens and among `prompt_tokens_details.cached_tokens`. */
   cached_read_tokens?: number;
-  /** Audio tokens among `completion_tokens`. */
+  /** Tokens of the modality among `completion_tokens`. */
   completion_tokens?: number;
 }
 
+export type AudioTokens = ModalityTokens;
+export type ImageTokens = ModalityTokens;
+
 /**
- * Usage in the unified (OpenAI chat) shape, details included (cost depends on cached tokens), the audio tokens
- * among its counts (absent when there are none), and the non-token units of operations billed otherwise.
+ * Usage in the unified (OpenAI chat) shape, details included (cost depends on cached tokens), the audio and image
+ * tokens among its counts (each absent when there are none), and the non-token units of operations billed otherwise.
  */
-export type UsageSummary = Usage & { units?: BilledUnits; audio?: AudioTokens };
+export type UsageSummary = Usage & { units?: BilledUnits; audio?: AudioTokens; image?: ImageTokens };
 
 type Unary<Req, Res> = (a: ProviderAdapter) => ((req: Req, ctx: CallContext) => Promise<Res>) | undefined;
 type Streaming<Req, Chunk> = (

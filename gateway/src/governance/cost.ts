@@ -6,10 +6,13 @@
 // counts in BigInt and rounded up to the next whole nano. Rounding up means a non-zero usage at a
 // non-zero price never costs 0.
 
-import type { AudioTokens, BilledUnits, UsageSummary } from '../engine/operations.ts';
+import type { AudioTokens, BilledUnits, ImageTokens, ModalityTokens, UsageSummary } from '../engine/operations.ts';
 import { isRecord } from '../util/records.ts';
 import type { ModelPrice } from './model.ts';
 import { femtoPerUnit, unitsFemto } from './pricing/units.ts';
+
+// The input estimate the reservation counts lives beside (input-estimate.ts); callers import both from here.
+export { DEFAULT_IMAGE_TOKENS, estimateInputTokens } from './input-estimate.ts';
 
 /**
  * Token counts of a finished request, in the unified usage's terms: `prompt_tokens` INCLUDES the cached
@@ -22,15 +25,14 @@ export interface UsageTokens {
   cache_write_tokens?: number | undefined;
   /** The audio tokens among the counts above (realtime and audio chat models); absent when there are none. */
   audio?: AudioTokens | undefined;
+  /** The image tokens among the counts above (realtime image input, GPT image models); absent when there are none. */
+  image?: ImageTokens | undefined;
   /** Non-token units (images, seconds, characters, pages, search units); priced only when no token is reported. */
   units?: BilledUnits | undefined;
 }
 
 /** Output allowance when neither the request nor the price says how long the answer may be. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
-
-/** Tokens reserved per image part (see estimateInputTokens). */
-export const DEFAULT_IMAGE_TOKENS = 4000;
 
 const FEMTO_PER_NANO = 1_000_000n;
 
@@ -39,8 +41,8 @@ const FEMTO_PER_NANO = 1_000_000n;
  * falling back to `input` when the price has no such rate), and only the remaining prompt tokens at
  * `input`: cached tokens are never billed twice. If the cached counts exceed prompt_tokens (a provider
  * reporting them outside the prompt), no prompt token is billed at `input` and the cached ones still are.
- * Audio tokens, when the usage has any, are billed at the audio rates (see audioFemto) and only the rest of
- * each count at the text rates.
+ * Audio and image tokens, when the usage has any, are billed at their own rates (see modalFemto) and only the rest
+ * of each count at the text rates.
  * An answer without tokens is billed by its units (pricing/units.ts: the rule and the unit prices).
  */
 export function costNano(price: ModelPrice, usage: UsageTokens): number {
@@ -49,9 +51,11 @@ export function costNano(price: ModelPrice, usage: UsageTokens): number {
   if (prompt === 0n && completion === 0n) return toNano(unitsFemto(price, usage.units, 'charge'));
   const cachedRead = tokens(usage.cached_read_tokens);
   const cacheWrite = tokens(usage.cache_write_tokens);
-  // Text-only usage (nearly every request) pays for audio pricing with this one property check.
-  const audio = usage.audio;
-  if (audio !== undefined) return toNano(audioFemto(price, prompt, completion, cachedRead, cacheWrite, audio));
+  // Text-only usage (nearly every request) pays for modality pricing with these two property checks.
+  const { audio, image } = usage;
+  if (audio !== undefined || image !== undefined) {
+    return toNano(modalFemto(price, { prompt, completion, cachedRead, cacheWrite }, audio, image));
+  }
   return toNano(textFemto(price, nonNegative(prompt - cachedRead - cacheWrite), cachedRead, cacheWrite, completion));
 }
 
@@ -71,34 +75,107 @@ function textFemto(
   );
 }
 
+interface Totals {
+  prompt: bigint;
+  completion: bigint;
+  cachedRead: bigint;
+  cacheWrite: bigint;
+}
+
+/** One modality's counts: prompt tokens not cached, cached reads, completion tokens. */
+interface Part {
+  uncached: bigint;
+  cached: bigint;
+  out: bigint;
+}
+
+function partOf(t: ModalityTokens): Part {
+  const all = tokens(t.prompt_tokens);
+  const cached = bigMin(tokens(t.cached_read_tokens), all);
+  return { uncached: all - cached, cached, out: tokens(t.completion_tokens) };
+}
+
 /**
- * The cost of a usage with audio tokens, in 1e-15 USD. The audio counts are subsets of the totals: audio prompt
- * tokens not cached at `input_audio`, cached audio at `cache_read_audio`, audio completion tokens at
- * `output_audio`; the rest of each total at the text rates as costNano bills them. A missing audio rate falls
- * back to the text rate of the same kind: `input`, `output`, and for cached audio `cache_read` (a cache discount
- * the price has for text), else the uncached audio rate (no discount known, as cached text without `cache_read`
- * pays `input`). Counts beyond their totals are still billed at their own rates, and no total goes below zero.
+ * The cost of a usage with audio or image tokens, in 1e-15 USD. Each modality's counts are subsets of the totals:
+ * its prompt tokens not cached at `input_<m>`, its cached reads at `cache_read_<m>`, its completion tokens at
+ * `output_<m>`; the rest of each total at the text rates as costNano bills them. A missing rate falls back to the
+ * text rate of the same kind: `input`, `output`, and for cached tokens `cache_read` (a cache discount the price has
+ * for text), else the modality's uncached rate (no discount known, as cached text without `cache_read` pays
+ * `input`). Audio counts beyond their totals are still billed at their own rates, and no total goes below zero.
+ * Image counts are priced apart only when they fit beside the audio ones within each total (imageFits); otherwise
+ * they are billed as text, as before image rates existed, so no token is ever billed twice.
  */
-function audioFemto(
+function modalFemto(
   price: ModelPrice,
-  prompt: bigint,
-  completion: bigint,
-  cachedRead: bigint,
-  cacheWrite: bigint,
-  audio: AudioTokens,
+  totals: Totals,
+  audio: AudioTokens | undefined,
+  image: ImageTokens | undefined,
 ): bigint {
-  const inputAudio = price.input_audio ?? price.input;
-  const audioIn = tokens(audio.prompt_tokens);
-  const audioCached = bigMin(tokens(audio.cached_read_tokens), audioIn);
-  const audioUncached = audioIn - audioCached;
-  const audioOut = tokens(audio.completion_tokens);
-  const textCached = nonNegative(cachedRead - audioCached);
-  const textUncached = nonNegative(prompt - cachedRead - cacheWrite - audioUncached);
+  const parts: [Part, ModalRates][] = [];
+  const audioPart = audio && partOf(audio);
+  if (audioPart) {
+    parts.push([audioPart, modalRates(price, price.input_audio, price.cache_read_audio, price.output_audio)]);
+  }
+  if (image && imageFits(image, audioPart, totals)) {
+    parts.push([partOf(image), modalRates(price, price.input_image, price.cache_read_image, price.output_image)]);
+  }
+  let femto = 0n;
+  let uncached = 0n;
+  let cached = 0n;
+  let out = 0n;
+  for (const [part, rates] of parts) {
+    femto += part.uncached * rates.input + part.cached * rates.cached + part.out * rates.output;
+    uncached += part.uncached;
+    cached += part.cached;
+    out += part.out;
+  }
+  const { prompt, completion, cachedRead, cacheWrite } = totals;
   return (
-    textFemto(price, textUncached, textCached, cacheWrite, nonNegative(completion - audioOut)) +
-    audioUncached * femtoPerToken(inputAudio) +
-    audioCached * femtoPerToken(price.cache_read_audio ?? price.cache_read ?? inputAudio) +
-    audioOut * femtoPerToken(price.output_audio ?? price.output)
+    femto +
+    textFemto(
+      price,
+      nonNegative(prompt - cachedRead - cacheWrite - uncached),
+      nonNegative(cachedRead - cached),
+      cacheWrite,
+      nonNegative(completion - out),
+    )
+  );
+}
+
+interface ModalRates {
+  input: bigint;
+  cached: bigint;
+  output: bigint;
+}
+
+/** A modality's rates (USD per token, undefined: not set) with their text fallbacks, in 1e-15 USD. */
+function modalRates(
+  price: ModelPrice,
+  input: number | undefined,
+  cached: number | undefined,
+  output: number | undefined,
+): ModalRates {
+  const inputUsd = input ?? price.input;
+  return {
+    input: femtoPerToken(inputUsd),
+    cached: femtoPerToken(cached ?? price.cache_read ?? inputUsd),
+    output: femtoPerToken(output ?? price.output),
+  };
+}
+
+/**
+ * Whether image counts fit within the totals beside the audio ones: cached image tokens among the image prompt
+ * tokens, and for each kind (uncached prompt, cached reads, completion) audio + image within the text total of it.
+ */
+function imageFits(image: ImageTokens, audio: Part | undefined, totals: Totals): boolean {
+  const all = tokens(image.prompt_tokens);
+  const cached = tokens(image.cached_read_tokens);
+  if (cached > all) return false;
+  const a = audio ?? { uncached: 0n, cached: 0n, out: 0n };
+  return (
+    a.uncached + all - cached <= totals.prompt - totals.cachedRead - totals.cacheWrite &&
+    a.cached + cached <= totals.cachedRead &&
+    a.out + tokens(image.completion_tokens) <= totals.completion
   );
 }
 
@@ -111,28 +188,40 @@ export function usageTokens(usage: UsageSummary): UsageTokens {
     cache_write_tokens: usage.prompt_tokens_details?.cache_creation_tokens,
   };
   if (usage.audio) out.audio = usage.audio;
+  if (usage.image) out.image = usage.image;
   if (usage.units) out.units = usage.units;
   return out;
 }
 
 /**
  * The most a request can cost: every input token at the dearer of `input` and `cache_write` (a request
- * may write its whole prompt to the cache), plus `maxOutputTokens` at the dearer of `output` and `output_audio`
- * (an audio model may answer in audio) unless `textOutputOnly` (the request asks for no audio, see
- * requestsAudioOutput); or, for an operation billed by units, the units estimated from the
- * request at their dearest fitting price, when that is more (the answer is billed by one or the other, see
- * costNano). Held at admission. Input stays at the text rates: audio sent in a request body is counted as its
- * base64 text, many times its audio tokens (estimateInputTokens).
+ * may write its whole prompt to the cache), plus `maxOutputTokens` at the dearest output rate the answer may be
+ * billed at: `output`; `output_audio` too (an audio model may answer in audio) unless `textOutputOnly` (the request
+ * asks for no audio, see requestsAudioOutput); `output_image` too when `imageOutput` (the request asks for images:
+ * the Images API, or modalities naming images, see requestsImageOutput); or, for an operation billed by units, the
+ * units estimated from the request at their dearest fitting price, when that is more (the answer is billed by one
+ * or the other, see costNano). Held at admission. Input stays at the text rates: audio sent in a request body is
+ * counted as its base64 text, many times its audio tokens, and each image as DEFAULT_IMAGE_TOKENS
+ * (estimateInputTokens).
  */
 export function reservationNano(
   price: ModelPrice,
-  req: { inputTokens: number; maxOutputTokens: number; units?: BilledUnits | undefined; textOutputOnly?: boolean },
+  req: {
+    inputTokens: number;
+    maxOutputTokens: number;
+    units?: BilledUnits | undefined;
+    textOutputOnly?: boolean;
+    imageOutput?: boolean;
+  },
 ): number {
   const inputFemto = bigMax(femtoPerToken(price.input), femtoPerToken(price.cache_write ?? price.input));
-  const outputFemto =
-    price.output_audio === undefined || req.textOutputOnly === true
-      ? femtoPerToken(price.output)
-      : bigMax(femtoPerToken(price.output), femtoPerToken(price.output_audio));
+  let outputFemto = femtoPerToken(price.output);
+  if (price.output_audio !== undefined && req.textOutputOnly !== true) {
+    outputFemto = bigMax(outputFemto, femtoPerToken(price.output_audio));
+  }
+  if (price.output_image !== undefined && req.imageOutput === true) {
+    outputFemto = bigMax(outputFemto, femtoPerToken(price.output_image));
+  }
   const femto = tokens(req.inputTokens) * inputFemto + tokens(req.maxOutputTokens) * outputFemto;
   return toNano(bigMax(femto, unitsFemto(price, req.units, 'reserve')));
 }
@@ -145,13 +234,25 @@ export function reservationNano(
 export function requestsAudioOutput(body: unknown): boolean {
   if (!isRecord(body)) return false;
   if (isRecord(body['audio'])) return true;
-  if (namesAudio(body['modalities'])) return true;
-  const gen = body['generationConfig'] ?? body['generation_config'];
-  return isRecord(gen) && namesAudio(gen['responseModalities'] ?? gen['response_modalities']);
+  return namesModality(body, 'audio');
 }
 
-function namesAudio(list: unknown): boolean {
-  return Array.isArray(list) && list.some((m) => typeof m === 'string' && m.toLowerCase() === 'audio');
+/**
+ * Whether a request asks for image output: it asks for images by count (`units.images`, the Images API's
+ * estimate), or its `modalities` (OpenAI) or `generationConfig.responseModalities` (Gemini) name `image`.
+ */
+export function requestsImageOutput(body: unknown, units: BilledUnits | undefined): boolean {
+  return units?.images !== undefined || (isRecord(body) && namesModality(body, 'image'));
+}
+
+function namesModality(body: Record<string, unknown>, modality: string): boolean {
+  if (namesIn(body['modalities'], modality)) return true;
+  const gen = body['generationConfig'] ?? body['generation_config'];
+  return isRecord(gen) && namesIn(gen['responseModalities'] ?? gen['response_modalities'], modality);
+}
+
+function namesIn(list: unknown, modality: string): boolean {
+  return Array.isArray(list) && list.some((m) => typeof m === 'string' && m.toLowerCase() === modality);
 }
 
 /**
@@ -168,132 +269,6 @@ export function requestMaxOutputTokens(body: unknown, price: ModelPrice | undefi
     positiveInt(price?.max_output_tokens) ??
     DEFAULT_MAX_OUTPUT_TOKENS;
   return perChoice * (positiveInt(b['n']) ?? 1);
-}
-
-/**
- * A cheap over-estimate of a request's input tokens, from the request body as parsed JSON:
- * - text: every string, object key, number and the JSON punctuation counted as serialized characters;
- *   ASCII characters at 3 per token (real tokenizers average about 4 for English, 3 for code), any other
- *   code point at 1.5 tokens (CJK text runs at 1 to 1.5 tokens per character);
- * - images: a fixed DEFAULT_IMAGE_TOKENS per image part, whatever its size, instead of counting its base64
- *   data or URL (which would over-estimate by orders of magnitude). 4000 covers a full-size image on the
- *   current OpenAI, Anthropic and Gemini models except gpt-4o-mini, whose image tokens are priced as up
- *   to ~37k tokens; callers can pass `imageTokens`. Image parts are `image_url`/`input_image`/`image`
- *   typed parts, Gemini `inline_data`/`file_data` with an image MIME type, Bedrock `image` blocks and
- *   `data:image/...` strings. Other binary data (audio, PDF files) is counted as text, an over-estimate.
- * Tool definitions, system prompts and message framing are part of the body and so are counted.
- * Never throws; what JSON cannot hold (functions, symbols, repeated visits of a cycle) is skipped.
- */
-export function estimateInputTokens(body: unknown, opts: { imageTokens?: number } = {}): number {
-  const tally: Tally = { ascii: 0, other: 0, images: 0 };
-  walk(body, tally);
-  const textTokens = Math.ceil((2 * tally.ascii + 9 * tally.other) / 6);
-  return textTokens + tally.images * (opts.imageTokens ?? DEFAULT_IMAGE_TOKENS);
-}
-
-interface Tally {
-  ascii: number;
-  other: number;
-  images: number;
-}
-
-const IMAGE_PART_TYPES = new Set(['image_url', 'input_image', 'image']);
-
-/** A value still to count, or the marker that leaves an object (so it stops being an ancestor). */
-type Frame = { value: unknown } | { leave: object };
-
-/**
- * Counts a value iteratively (no recursion limit, so nothing deep escapes the count). Objects on the
- * current path are tracked so a cycle stops while a subtree shared by two parents counts twice, as it
- * would when serialized.
- */
-function walk(root: unknown, tally: Tally): void {
-  const ancestors = new Set<object>();
-  const stack: Frame[] = [{ value: root }];
-  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
-    if ('leave' in frame) {
-      ancestors.delete(frame.leave);
-      continue;
-    }
-    const value = frame.value;
-    switch (typeof value) {
-      case 'string':
-        if (value.startsWith('data:image/')) tally.images++;
-        else countText(value, tally);
-        tally.ascii += 2;
-        continue;
-      case 'number':
-      case 'bigint':
-      case 'boolean':
-        tally.ascii += String(value).length;
-        continue;
-      case 'object':
-        break;
-      default:
-        continue;
-    }
-    if (value === null) {
-      tally.ascii += 4;
-      continue;
-    }
-    if (ancestors.has(value)) continue;
-    ancestors.add(value);
-    stack.push({ leave: value });
-    if (Array.isArray(value)) {
-      tally.ascii += 2 + value.length;
-      for (const item of value) stack.push({ value: item });
-    } else if (isRecord(value)) {
-      if (isImagePart(value)) {
-        tally.images++;
-        continue;
-      }
-      tally.ascii += 2;
-      for (const [key, child] of Object.entries(value)) {
-        countText(key, tally);
-        tally.ascii += 4;
-        if (isImageField(key, child)) tally.images++;
-        else stack.push({ value: child });
-      }
-    }
-  }
-}
-
-/** A content part that is an image as a whole: OpenAI chat/Responses and Anthropic image parts. */
-function isImagePart(part: Record<string, unknown>): boolean {
-  const type = part['type'];
-  return typeof type === 'string' && IMAGE_PART_TYPES.has(type);
-}
-
-/** A field holding image data: `image_url: {...}`, Gemini inline/file data of an image, Bedrock `image`. */
-function isImageField(key: string, value: unknown): boolean {
-  if (key === 'image_url') return true;
-  if (!isRecord(value)) return false;
-  if (key === 'image') return 'source' in value || 'format' in value;
-  if (key === 'inline_data' || key === 'inlineData' || key === 'file_data' || key === 'fileData') {
-    const mime = value['mime_type'] ?? value['mimeType'];
-    return typeof mime === 'string' && mime.startsWith('image/');
-  }
-  return false;
-}
-
-/** ASCII characters and other code points (a surrogate pair is one code point), without allocating. */
-function countText(s: string, tally: Tally): void {
-  let other = 0;
-  let surrogatePairs = 0;
-  for (let i = 0; i < s.length; i++) {
-    const code = s.charCodeAt(i);
-    if (code < 0x80) continue;
-    other++;
-    if (code >= 0xd800 && code <= 0xdbff && i + 1 < s.length) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        surrogatePairs++;
-        i++;
-      }
-    }
-  }
-  tally.other += other;
-  tally.ascii += s.length - other - surrogatePairs;
 }
 
 /** Non-negative whole tokens; fractions round up, garbage counts as 0. */

@@ -110,6 +110,13 @@ export interface ModelPrice {
   input_audio?: number | undefined;
   output_audio?: number | undefined;
   cache_read_audio?: number | undefined;
+  /**
+   * Per image token among the prompt, completion and cached-read tokens (realtime image input, GPT image models'
+   * image input and output), billed like the audio rates above: instead of the text rate, falling back to it.
+   */
+  input_image?: number | undefined;
+  output_image?: number | undefined;
+  cache_read_image?: number | undefined;
   /** Largest output the model produces, for reservations when the request sets no max_tokens. */
   max_output_tokens?: number | undefined;
   /** Per image generated at the model's default size and quality (and where no variant below matches). */

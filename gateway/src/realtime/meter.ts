@@ -5,9 +5,10 @@
 // see (a client secret's call runs at the provider) is refused whenever anything limits its spend.
 import type { RawData } from 'ws';
 import { BudgetGuard } from '../engine/budget-guard.ts';
-import type { UsageSummary } from '../engine/operations.ts';
+import type { ImageTokens, UsageSummary } from '../engine/operations.ts';
 import type { Candidate } from '../governance/admission.ts';
 import { modelOwners, type Owners, planLimits, scopeLabel } from '../governance/limits.ts';
+import { addsUp, reported } from '../governance/modality-tokens.ts';
 import type { ModelLimits } from '../governance/model.ts';
 import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
@@ -180,7 +181,9 @@ export function responseDoneUsage(data: RawData): UsageSummary | undefined {
 /**
  * The unified usage of a realtime `response.done` (`response.usage`: input/output tokens and their details). The
  * audio counts (`input_token_details.audio_tokens`, its `cached_tokens_details.audio_tokens`,
- * `output_token_details.audio_tokens`) are parts of the input and output totals, priced at the audio rates.
+ * `output_token_details.audio_tokens`) are parts of the input and output totals, priced at the audio rates; the
+ * image counts (`input_token_details.image_tokens`, `cached_tokens_details.image_tokens`) likewise at the image
+ * rates, when the details add up (realtimeImage).
  */
 export function realtimeUsage(event: unknown): UsageSummary | undefined {
   const response = field(event, 'response');
@@ -199,7 +202,31 @@ export function realtimeUsage(event: unknown): UsageSummary | undefined {
   if (audioIn > 0 || audioOut > 0) {
     usage.audio = { prompt_tokens: audioIn, cached_read_tokens: audioCached, completion_tokens: audioOut };
   }
+  const image = realtimeImage(input, cached, inputDetails);
+  if (image) usage.image = image;
   return usage;
+}
+
+/**
+ * The image input tokens of a realtime usage, or undefined when there are none or when the input details do not add
+ * up (text + audio + image = input_tokens where text is reported, and the same for the cached tokens' details):
+ * such a usage is billed as before, its image tokens at the text rates. Realtime models answer no images.
+ */
+function realtimeImage(input: number, cached: number, details: unknown): ImageTokens | undefined {
+  const imageIn = reported(field(details, 'image_tokens')) ?? 0;
+  const cachedDetails = field(details, 'cached_tokens_details');
+  const imageCached = reported(field(cachedDetails, 'image_tokens')) ?? 0;
+  if (imageIn === 0 && imageCached === 0) return undefined;
+  const fits =
+    imageCached <= imageIn &&
+    addsUp({ total: input, ...modalities(details), image: imageIn }) &&
+    addsUp({ total: cached, ...modalities(cachedDetails), image: imageCached });
+  return fits ? { prompt_tokens: imageIn, cached_read_tokens: imageCached } : undefined;
+}
+
+/** The text and audio parts of a details object, as reported. */
+function modalities(details: unknown): { text: number | undefined; audio: number | undefined } {
+  return { text: reported(field(details, 'text_tokens')), audio: reported(field(details, 'audio_tokens')) };
 }
 
 function field(v: unknown, name: string): unknown {

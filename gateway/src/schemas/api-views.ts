@@ -188,6 +188,9 @@ export const PricingOverrideView = z
     input_cost_per_audio_token: z.number().nullable(),
     output_cost_per_audio_token: z.number().nullable(),
     cache_read_input_audio_token_cost: z.number().nullable(),
+    input_cost_per_image_token: z.number().nullable(),
+    output_cost_per_image_token: z.number().nullable(),
+    cache_read_input_image_token_cost: z.number().nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

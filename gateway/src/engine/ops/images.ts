@@ -1,6 +1,8 @@
 // The image operations: which adapter method serves each, and what each is billed by. GPT image models (and
 // Gemini's image models) answer with token usage and are billed by it; the others are billed per image, by size
 // and quality (governance/pricing/units.ts).
+
+import { addsUp, reported } from '../../governance/modality-tokens.ts';
 import type { CallContext, ProviderAdapter } from '../../providers/types.ts';
 import type {
   ImageEditRequest,
@@ -11,7 +13,7 @@ import type {
   ImageVariationRequest,
 } from '../../schemas/images.ts';
 import { isRecord } from '../../util/records.ts';
-import type { BilledUnits, OperationSpec, UsageSummary } from '../operations.ts';
+import type { BilledUnits, ImageTokens, OperationSpec, UsageSummary } from '../operations.ts';
 
 /** The request fields the units are read from. */
 interface Sized {
@@ -40,14 +42,42 @@ function answeredImages(req: Sized, res: ImagesResponse): BilledUnits {
   return units;
 }
 
-/** Token usage of a GPT image answer or completed event (`input_tokens`, `output_tokens`), unified. */
+/**
+ * Token usage of a GPT image answer or completed event (`input_tokens`, `output_tokens`), unified, with its image
+ * tokens (imageTokensOf).
+ */
 export function imageTokenUsage(usage: unknown): UsageSummary | undefined {
   if (!isRecord(usage)) return undefined;
   const u = usage as Partial<ImagesUsage>;
   const input = typeof u.input_tokens === 'number' ? u.input_tokens : 0;
   const output = typeof u.output_tokens === 'number' ? u.output_tokens : 0;
   if (input === 0 && output === 0) return undefined;
-  return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const out: UsageSummary = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+  const image = imageTokensOf(usage, input, output);
+  if (image) out.image = image;
+  return out;
+}
+
+/**
+ * The image tokens of an Images API usage: `input_tokens_details.image_tokens` among the input, and among the output
+ * `output_tokens_details.image_tokens` where given, else every output token (OpenAI: "the number of image tokens in
+ * the output image"). Undefined when a detail does not add up to its total (text + image = total where text is
+ * given): the usage is then billed at the text rates, as before image rates existed.
+ */
+function imageTokensOf(usage: Record<string, unknown>, input: number, output: number): ImageTokens | undefined {
+  const inDetails = usage['input_tokens_details'];
+  const outDetails = usage['output_tokens_details'];
+  const imageIn = isRecord(inDetails) ? (reported(inDetails['image_tokens']) ?? 0) : 0;
+  const textIn = isRecord(inDetails) ? reported(inDetails['text_tokens']) : undefined;
+  const imageOut = isRecord(outDetails) ? (reported(outDetails['image_tokens']) ?? 0) : output;
+  const textOut = isRecord(outDetails) ? reported(outDetails['text_tokens']) : undefined;
+  if (
+    !addsUp({ total: input, text: textIn, image: imageIn }) ||
+    !addsUp({ total: output, text: textOut, image: imageOut })
+  ) {
+    return undefined;
+  }
+  return imageIn > 0 || imageOut > 0 ? { prompt_tokens: imageIn, completion_tokens: imageOut } : undefined;
 }
 
 function usageOf(res: ImagesResponse): UsageSummary | undefined {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { formatIssues, issueParam } from '../../config/issues.ts';
 import type { UsageSummary } from '../../engine/operations.ts';
 import { imageEditOp, imageGenerationOp, imageVariationOp } from '../../engine/ops/images.ts';
+import { addModality } from '../../governance/modality-tokens.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { Form, type FormFile, type FormLimits } from '../../http/multipart.ts';
 import type { RouteDoc } from '../../http/openapi.ts';
@@ -253,6 +254,9 @@ function addUsage(a: UsageSummary, b: UsageSummary): UsageSummary {
   };
   const units = b.units ?? a.units;
   if (units) out.units = { ...units, images: (a.units?.images ?? 0) + (b.units?.images ?? 0) };
+  // Each event's image tokens are within its own totals, so their sum is within the summed totals.
+  const image = addModality(a.image, b.image);
+  if (image) out.image = image;
   return out;
 }
 

@@ -1,8 +1,9 @@
 // The price fields of a pricing override beyond its four text-token columns, as the API and config.json write
-// them, and the ModelPrice keys they set: per-unit prices and audio-token prices, stored together in the row's
-// `unit_prices` jsonb. Names follow the reference gateway's pricing fields where it has one
+// them, and the ModelPrice keys they set: per-unit prices and audio- and image-token prices, stored together in the
+// row's `unit_prices` jsonb. Names follow the reference gateway's pricing fields where it has one
 // (`input_cost_per_character`, `output_cost_per_image`, `input_cost_per_audio_per_second`,
-// `output_cost_per_video_per_second`, `input_cost_per_audio_token`, `output_cost_per_audio_token`), else
+// `output_cost_per_video_per_second`, `input_cost_per_audio_token`, `output_cost_per_audio_token`,
+// `input_cost_per_image_token`, `output_cost_per_image_token`, `cache_read_input_image_token_cost`), else
 // LiteLLM's (`cache_read_input_audio_token_cost`).
 import { z } from 'zod';
 import type { ModelPrice } from '../model.ts';
@@ -21,9 +22,10 @@ const ImageVariants = z
   .refine((m) => Object.keys(m).length <= 64, 'at most 64 variants');
 
 type AudioKey = 'input_audio' | 'output_audio' | 'cache_read_audio';
+type ImageTokenKey = 'input_image' | 'output_image' | 'cache_read_image';
 type UnitKey = Exclude<
   keyof ModelPrice,
-  'input' | 'output' | 'cache_read' | 'cache_write' | 'max_output_tokens' | AudioKey
+  'input' | 'output' | 'cache_read' | 'cache_write' | 'max_output_tokens' | AudioKey | ImageTokenKey
 >;
 
 /** API field -> ModelPrice key, for the per-unit prices. */
@@ -46,7 +48,14 @@ export const AUDIO_TOKEN_PRICE_COLUMNS = [
   ['cache_read_input_audio_token_cost', 'cache_read_audio'],
 ] as const satisfies readonly (readonly [string, AudioKey])[];
 
-const EXTRA_PRICE_COLUMNS = [...UNIT_PRICE_COLUMNS, ...AUDIO_TOKEN_PRICE_COLUMNS];
+/** API field -> ModelPrice key, for the image-token prices. */
+export const IMAGE_TOKEN_PRICE_COLUMNS = [
+  ['input_cost_per_image_token', 'input_image'],
+  ['output_cost_per_image_token', 'output_image'],
+  ['cache_read_input_image_token_cost', 'cache_read_image'],
+] as const satisfies readonly (readonly [string, ImageTokenKey])[];
+
+const EXTRA_PRICE_COLUMNS = [...UNIT_PRICE_COLUMNS, ...AUDIO_TOKEN_PRICE_COLUMNS, ...IMAGE_TOKEN_PRICE_COLUMNS];
 
 export type UnitPriceField = (typeof UNIT_PRICE_COLUMNS)[number][0];
 type ExtraPriceField = (typeof EXTRA_PRICE_COLUMNS)[number][0];
@@ -68,11 +77,14 @@ export const EXTRA_PRICE_FIELDS = {
   input_cost_per_audio_token: TokenCost.nullish(),
   output_cost_per_audio_token: TokenCost.nullish(),
   cache_read_input_audio_token_cost: TokenCost.nullish(),
+  input_cost_per_image_token: TokenCost.nullish(),
+  output_cost_per_image_token: TokenCost.nullish(),
+  cache_read_input_image_token_cost: TokenCost.nullish(),
 } satisfies Record<ExtraPriceField, z.ZodType>;
 
 type ExtraFields = { [K in ExtraPriceField]?: z.infer<(typeof EXTRA_PRICE_FIELDS)[K]> };
 
-/** The unit and audio prices an override sets, as ModelPrice keys; undefined when it sets none. */
+/** The unit, audio and image-token prices an override sets, as ModelPrice keys; undefined when it sets none. */
 export function extraPricesOf(o: ExtraFields): Partial<ModelPrice> | undefined {
   const out: Record<string, unknown> = {};
   for (const [field, key] of EXTRA_PRICE_COLUMNS) if (o[field] != null) out[key] = o[field];
@@ -80,20 +92,20 @@ export function extraPricesOf(o: ExtraFields): Partial<ModelPrice> | undefined {
   return Object.keys(out).length > 0 ? (out as Partial<ModelPrice>) : undefined;
 }
 
-/** The API's unit and audio fields of stored prices (null for each one not set). */
+/** The API's unit, audio and image-token fields of stored prices (null for each one not set). */
 export function extraPriceView(stored: Partial<ModelPrice> | null | undefined): Record<ExtraPriceField, unknown> {
   const view = {} as Record<ExtraPriceField, unknown>;
   for (const [field, key] of EXTRA_PRICE_COLUMNS) view[field] = stored?.[key] ?? null;
   return view;
 }
 
-/** Only the unit and audio keys of a stored value (a row's jsonb is read back as written, never trusted blindly). */
+/** Only the unit, audio and image-token keys of a stored value (a row's jsonb is read back, never trusted blindly). */
 export function storedExtraPrices(v: unknown): Partial<ModelPrice> {
   if (v === null || typeof v !== 'object') return {};
   const out: Partial<ModelPrice> = {};
   const parsed = z.object(storedShape()).safeParse(v);
   if (!parsed.success) return out;
-  // The schema's keys are ModelPrice's unit and audio keys, each with the type of the API field that sets it.
+  // The schema's keys are ModelPrice's unit, audio and image-token keys, each typed as the API field that sets it.
   return Object.fromEntries(Object.entries(parsed.data).filter(([, x]) => x !== undefined)) as Partial<ModelPrice>;
 }
 

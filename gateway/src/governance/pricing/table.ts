@@ -12,9 +12,12 @@
 //
 // Not modelled: long-context tiers (Gemini 2.5 Pro above 200k prompt tokens costs $2.50/$15; Claude
 // 1M-context requests above 200k cost more), 1-hour cache writes, Bedrock's regional (non-global) endpoint
-// premium for Claude 4.5+, image tokens (realtime image input, image output tokens) apart from text tokens. The
-// table prices the standard tier; the difference shows up as an under-charge for such requests, so add an
-// override where it matters. Audio tokens are priced apart (openaiAudio below) for OpenAI's realtime and audio models.
+// premium for Claude 4.5+. The table prices the standard tier; the difference shows up as an under-charge for
+// such requests, so add an override where it matters. Audio tokens are priced apart (openaiAudio below) for
+// OpenAI's realtime and audio models; image tokens apart for the realtime models' image input (openaiAudio, read
+// 2026-11 from the models' pages on developers.openai.com) and the GPT image models' image input and output
+// (units-table.ts). Image input of chat models (gpt-4o, gpt-4.1, Claude, Gemini) is priced as text tokens by its
+// providers, so it needs no rate of its own.
 import type { ModelPrice } from '../model.ts';
 import { UNIT_PRICES } from './units-table.ts';
 
@@ -24,6 +27,8 @@ interface PerMillion {
   max_output?: number;
   /** Audio tokens: [input, cached input (undefined: none listed), output]. */
   audio?: readonly [number, number | undefined, number];
+  /** Image tokens: [input, cached input, output (undefined: the model answers no images)]. */
+  image?: readonly [number, number, number | undefined];
 }
 
 /** USD per million tokens in, ModelPrice (USD per token) out. */
@@ -37,6 +42,12 @@ function m(input: number, output: number, extra: PerMillion = {}): ModelPrice {
     price.input_audio = audioIn / 1e6;
     if (audioCached !== undefined) price.cache_read_audio = audioCached / 1e6;
     price.output_audio = audioOut / 1e6;
+  }
+  if (extra.image !== undefined) {
+    const [imageIn, imageCached, imageOut] = extra.image;
+    price.input_image = imageIn / 1e6;
+    price.cache_read_image = imageCached / 1e6;
+    if (imageOut !== undefined) price.output_image = imageOut / 1e6;
   }
   return price;
 }
@@ -72,21 +83,35 @@ const openai: Record<string, ModelPrice> = {
 
 /**
  * OpenAI's realtime models (`/v1/realtime`) and audio chat models: text tokens as usual, audio tokens at their own
- * rates (realtime models: cached audio too). From the models' pages on developers.openai.com; the first
- * snapshots (2024-10-01) kept their launch prices, taken from third-party price tables (docs/decisions.md).
+ * rates (realtime models: cached audio too), and the gpt-realtime family's image input ([input, cached]) at its
+ * own. From the models' pages on developers.openai.com; the first snapshots (2024-10-01) kept their launch prices,
+ * taken from third-party price tables (docs/decisions.md). The gpt-4o realtime previews take no image input.
  */
 function openaiAudio(): Record<string, ModelPrice> {
-  const realtime = (text: [number, number, number], audio: [number, number, number], maxOutput = 4_096) =>
-    m(text[0], text[2], { cache_read: text[1], audio, max_output: maxOutput });
+  const realtime = (
+    text: [number, number, number],
+    audio: [number, number, number],
+    maxOutput = 4_096,
+    image?: [number, number],
+  ) =>
+    m(text[0], text[2], {
+      cache_read: text[1],
+      audio,
+      max_output: maxOutput,
+      ...(image ? { image: [image[0], image[1], undefined] } : {}),
+    });
+  // Image input [input, cached] per million: the gpt-realtime models, and the mini ones.
+  const IMAGE: [number, number] = [5, 0.5];
+  const MINI_IMAGE: [number, number] = [0.8, 0.08];
   const audioChat = (text: [number, number], audio: [number, number]) =>
     m(text[0], text[1], { audio: [audio[0], undefined, audio[1]], max_output: 16_384 });
   return {
-    'gpt-realtime': realtime([4, 0.4, 16], [32, 0.4, 64]),
-    'gpt-realtime-1.5': realtime([4, 0.4, 16], [32, 0.4, 64]),
-    'gpt-realtime-2': realtime([4, 0.4, 24], [32, 0.4, 64], 32_000),
-    'gpt-realtime-2.1': realtime([4, 0.4, 24], [32, 0.4, 64], 32_000),
-    'gpt-realtime-mini': realtime([0.6, 0.06, 2.4], [10, 0.3, 20]),
-    'gpt-realtime-2.1-mini': realtime([0.6, 0.06, 2.4], [10, 0.3, 20], 32_000),
+    'gpt-realtime': realtime([4, 0.4, 16], [32, 0.4, 64], 4_096, IMAGE),
+    'gpt-realtime-1.5': realtime([4, 0.4, 16], [32, 0.4, 64], 4_096, IMAGE),
+    'gpt-realtime-2': realtime([4, 0.4, 24], [32, 0.4, 64], 32_000, IMAGE),
+    'gpt-realtime-2.1': realtime([4, 0.4, 24], [32, 0.4, 64], 32_000, IMAGE),
+    'gpt-realtime-mini': realtime([0.6, 0.06, 2.4], [10, 0.3, 20], 4_096, MINI_IMAGE),
+    'gpt-realtime-2.1-mini': realtime([0.6, 0.06, 2.4], [10, 0.3, 20], 32_000, MINI_IMAGE),
     'gpt-4o-realtime-preview': realtime([5, 2.5, 20], [40, 2.5, 80]),
     'gpt-4o-realtime-preview-2024-10-01': realtime([5, 2.5, 20], [100, 20, 200]),
     'gpt-4o-mini-realtime-preview': realtime([0.6, 0.3, 2.4], [10, 0.3, 20]),

@@ -13,8 +13,11 @@
 //
 // Token-billed image and audio models (gpt-image-1, gemini-2.5-flash-image, gpt-4o-transcribe) carry both: their
 // answers report tokens, which are charged; the per-unit prices size the reservation and price an answer without
-// usage (pricing/units.ts). Not modelled: gpt-image-1 image-input tokens ($10/M; charged at the $5/M text rate),
-// sora-2-pro above 720p ($0.50/s), Nova Canvas between the listed resolutions (priced at the 1024 tier).
+// usage (pricing/units.ts). The GPT image models' image tokens (input, cached input, output) have their own rates
+// beside the text ones (gptImage below; read 2026-11: developers.openai.com model pages of gpt-image-1 and
+// gpt-image-1-mini; gpt-image-1.5 from third-party copies of OpenAI's pricing page, its own page not being in the
+// searchable copies; cross-checked with LiteLLM's `input_cost_per_image_token` entries). Not modelled: sora-2-pro
+// above 720p ($0.50/s), Nova Canvas between the listed resolutions (priced at the 1024 tier).
 import type { ModelPrice } from '../model.ts';
 
 /** A unit-billed model: no token prices. */
@@ -36,6 +39,20 @@ function gptImageGrid(low: [number, number], medium: [number, number], high: [nu
     grid[`${quality}/1536x1024`] = tall;
   }
   return grid;
+}
+
+/**
+ * A GPT image model per million tokens: text [input, cached input, output] and image [input, cached input, output],
+ * with its per-image grid.
+ */
+function gptImage(text: [number, number, number], image: [number, number, number], grid: Record<string, number>) {
+  return tokensAnd(text[0], text[2], {
+    cache_read: text[1] / 1e6,
+    input_image: image[0] / 1e6,
+    cache_read_image: image[1] / 1e6,
+    output_image: image[2] / 1e6,
+    image_variants: grid,
+  });
 }
 
 const PER_MINUTE = 1 / 60;
@@ -69,14 +86,14 @@ export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelP
         'hd/1792x1024': 0.12,
       },
     }),
-    'gpt-image-1': tokensAnd(5, 40, {
-      cache_read: 1.25 / 1e6,
-      image_variants: gptImageGrid([0.011, 0.016], [0.042, 0.063], [0.167, 0.25]),
-    }),
-    'gpt-image-1-mini': tokensAnd(2, 8, {
-      cache_read: 0.2 / 1e6,
-      image_variants: gptImageGrid([0.005, 0.006], [0.011, 0.015], [0.036, 0.052]),
-    }),
+    // gpt-image-1 and -mini list no text output rate (they answer images only): `output` is the image rate.
+    'gpt-image-1': gptImage([5, 1.25, 40], [10, 2.5, 40], gptImageGrid([0.011, 0.016], [0.042, 0.063], [0.167, 0.25])),
+    'gpt-image-1-mini': gptImage(
+      [2, 0.2, 8],
+      [2.5, 0.25, 8],
+      gptImageGrid([0.005, 0.006], [0.011, 0.015], [0.036, 0.052]),
+    ),
+    'gpt-image-1.5': gptImage([5, 1.25, 10], [8, 2, 32], gptImageGrid([0.009, 0.013], [0.034, 0.05], [0.133, 0.2])),
     'whisper-1': units({ audio_input_second: 0.006 * PER_MINUTE }),
     'gpt-4o-transcribe': tokensAnd(6, 10, { audio_input_second: 0.006 * PER_MINUTE }),
     'gpt-4o-mini-transcribe': tokensAnd(3, 5, { audio_input_second: 0.003 * PER_MINUTE }),
@@ -109,6 +126,8 @@ export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelP
   vertex: {
     'imagen-3.0-generate': units({ image: 0.04 }),
     'imagen-3.0-fast-generate': units({ image: 0.02 }),
+    // Imagen editing and customization (imagen-3.0-capability-001/-002): per image made, at Imagen 3's rate.
+    'imagen-3.0-capability': units({ image: 0.04 }),
   },
   bedrock: {
     'amazon.titan-image-generator-v2': TITAN_IMAGE,

@@ -1,8 +1,8 @@
 // Pricing overrides: prices that replace the catalog's for one model, everywhere or for one provider, provider key
 // or virtual key. Token prices are typed per million tokens (as providers publish them) and stored per token;
 // per-unit prices (images, audio and video seconds, characters, pages, search units, containers) in USD per unit.
-// Audio-token prices (realtime and audio chat models) are typed per million tokens too; unset, the override charges
-// audio tokens at its text rates.
+// Audio-token prices (realtime and audio chat models) and image-token prices (realtime image input, GPT image models)
+// are typed per million tokens too; unset, the override charges those tokens at its text rates.
 import { Anchor, Button, Group, Modal, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
@@ -44,6 +44,17 @@ const AUDIO_TOKEN_PRICES = [
 ] as const;
 type AudioField = (typeof AUDIO_TOKEN_PRICES)[number][0];
 
+const IMAGE_TOKEN_PRICES = [
+  ['input_cost_per_image_token', 'Input image', 'image input'],
+  ['output_cost_per_image_token', 'Output image', 'image output'],
+  ['cache_read_input_image_token_cost', 'Cache read image', 'image cache read'],
+] as const;
+type ImageTokenField = (typeof IMAGE_TOKEN_PRICES)[number][0];
+
+/** The per-million rates of tokens of one modality, each falling back to the text rate of its kind when unset. */
+const MODALITY_TOKEN_PRICES = [...AUDIO_TOKEN_PRICES, ...IMAGE_TOKEN_PRICES];
+type ModalityField = AudioField | ImageTokenField;
+
 type PricingOverride = {
   id: string;
   scope: Scope;
@@ -57,7 +68,7 @@ type PricingOverride = {
   output_cost_per_image_variants: Record<string, number> | null;
   created_at: string;
   updated_at: string;
-} & Record<UnitField | AudioField, number | null>;
+} & Record<UnitField | ModalityField, number | null>;
 
 const overrideKeys = ['governance', 'pricing-overrides'] as const;
 const MILLION = 1_000_000;
@@ -126,7 +137,7 @@ export default function PricingPage() {
                 ...(o.cache_write_cost_per_token != null
                   ? [`cache write $${perMillion(o.cache_write_cost_per_token)}/1M`]
                   : []),
-                ...AUDIO_TOKEN_PRICES.filter(([f]) => o[f] != null).map(
+                ...MODALITY_TOKEN_PRICES.filter(([f]) => o[f] != null).map(
                   ([f, , words]) => `${words} $${perMillion(o[f])}/1M`,
                 ),
                 ...UNIT_PRICES.filter(([f]) => o[f] != null).map(
@@ -201,7 +212,7 @@ export default function PricingPage() {
 }
 
 type Values = { scope: Scope; scope_id: string | null; provider: string | null; model: string } & Record<
-  TokenField | AudioField | UnitField,
+  TokenField | ModalityField | UnitField,
   string
 >;
 
@@ -221,7 +232,7 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
     model: existing?.model ?? '',
   } as Values;
   for (const [f] of TOKEN_PRICES) initial[f] = perMillion(existing?.[f]);
-  for (const [f] of AUDIO_TOKEN_PRICES) initial[f] = perMillion(existing?.[f]);
+  for (const [f] of MODALITY_TOKEN_PRICES) initial[f] = perMillion(existing?.[f]);
   for (const [f] of UNIT_PRICES) initial[f] = existing?.[f] == null ? '' : plain(existing[f] ?? 0);
   const form = useForm<Values>({
     initialValues: initial,
@@ -268,7 +279,7 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
         else if (field.startsWith('cache')) body[field] = null;
       }
       // Empty means unset: null clears a rate an edit removes, as for the cache rates.
-      for (const [field] of AUDIO_TOKEN_PRICES) body[field] = price(values[field], MILLION) ?? null;
+      for (const [field] of MODALITY_TOKEN_PRICES) body[field] = price(values[field], MILLION) ?? null;
       for (const [field] of UNIT_PRICES) body[field] = price(values[field]) ?? null;
       return existing
         ? api.put<PricingOverride>(`/governance/pricing-overrides/${seg(existing.id)}`, body)
@@ -327,6 +338,20 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
         </Text>
         <SimpleGrid cols={4}>
           {AUDIO_TOKEN_PRICES.map(([field, words]) => (
+            <TextInput
+              key={field}
+              label={`${words} per 1M tokens`}
+              inputMode="decimal"
+              leftSection="$"
+              {...form.getInputProps(field)}
+            />
+          ))}
+        </SimpleGrid>
+        <Text fw={500} size="sm">
+          Image token prices (USD per 1M image tokens; empty: image tokens are charged at the token prices above)
+        </Text>
+        <SimpleGrid cols={4}>
+          {IMAGE_TOKEN_PRICES.map(([field, words]) => (
             <TextInput
               key={field}
               label={`${words} per 1M tokens`}

@@ -1,6 +1,6 @@
-// Pricing overrides: USD-per-token (text and audio tokens, and per-unit) prices that replace the catalog's for a
-// model, globally or for one provider, provider key or virtual key. validate -> check the scope exists -> write in a
-// transaction -> publish.
+// Pricing overrides: USD-per-token (text, audio and image tokens, and per-unit) prices that replace the catalog's
+// for a model, globally or for one provider, provider key or virtual key. validate -> check the scope exists -> write
+// in a transaction -> publish.
 import { z } from 'zod';
 import { WILDCARD } from '../../../config/allow-list.ts';
 import type { ModelPrice, PricingOverride } from '../../../governance/model.ts';
@@ -66,7 +66,7 @@ interface OverrideRow {
   output_cost_per_token: string;
   cache_read_cost_per_token: string | null;
   cache_write_cost_per_token: string | null;
-  /** jsonb: the per-unit and audio-token prices under their ModelPrice keys, or null. */
+  /** jsonb: the per-unit, audio- and image-token prices under their ModelPrice keys, or null. */
   unit_prices: unknown;
   created_at: Date | string;
   updated_at: Date | string;

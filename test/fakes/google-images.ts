@@ -2,6 +2,9 @@
 // (`/v1/projects/{p}/locations/{r}/publishers/google/models/{model}:{method}`): Imagen `:predict` answers
 // `predictions[{bytesBase64Encoded, mimeType}]`, a Gemini image model's `:generateContent` answers a candidate with
 // a text part and an `inlineData` image part, with usage metadata (1290 image tokens, as Google bills one image).
+// A `:predict` carrying `referenceImages` is an Imagen edit (imagen-edits.ts): checked against Google's documented
+// shape and answered, or refused with Google's 400.
+import { imagenEdit, isImagenEdit } from './imagen-edits.ts';
 import { fakeImage } from './openai-images.ts';
 import { FakeServer, sendJson } from './server.ts';
 
@@ -21,6 +24,7 @@ export function createGoogleImagesFake(): FakeServer {
       path: /:predict$/,
       handler: (req, res) => {
         const body = req.json as { instances?: Json[]; parameters?: Json };
+        if (isImagenEdit(body)) return imagenEdit(modelOf(req.path), body, res);
         const prompt = String(body.instances?.[0]?.['prompt'] ?? '');
         const n = Number(body.parameters?.['sampleCount'] ?? 1);
         const ratio = String(body.parameters?.['aspectRatio'] ?? '1:1');

@@ -1,7 +1,8 @@
 // Images on Google (Gemini API and Vertex AI): Imagen models through `:predict` (instances of a prompt, images as
-// base64 predictions), Gemini image models (`gemini-*-image*`) through `:generateContent` with image output, which
-// also edit (the source images go in as inline parts). Answers come back in OpenAI's shape; `url` answers are
-// `data:` URLs (Google returns the bytes, not a link).
+// base64 predictions; on Vertex the capability models also edit, the body built by vertex/imagen-edit.ts), Gemini
+// image models (`gemini-*-image*`) through `:generateContent` with image output, which also edit (the source images
+// go in as inline parts). Answers come back in OpenAI's shape; `url` answers are `data:` URLs (Google returns the
+// bytes, not a link).
 import type {
   ImageCommon,
   ImageData,
@@ -19,6 +20,11 @@ export interface GoogleImageEndpoint {
   model(ctx: CallContext): string;
   url(ctx: CallContext, model: string, method: 'predict' | 'generateContent'): string;
   auth(ctx: CallContext): Promise<Record<string, string>>;
+  /**
+   * The Imagen `:predict` body of an edit, or the reason it cannot be sent. Only Vertex AI edits with Imagen (its
+   * capability models); without this hook Imagen edits are refused.
+   */
+  imagenEditBody?(req: ImageEditRequest): Promise<{ ok: true; value: unknown } | { ok: false; error: string }>;
 }
 
 /** Aspect ratios Imagen and the Gemini image models take. */
@@ -69,25 +75,69 @@ async function post<T>(
   });
 }
 
+/** One Imagen `:predict` call; its predictions as OpenAI's images. */
+async function imagenPredict(
+  ep: GoogleImageEndpoint,
+  ctx: CallContext,
+  body: unknown,
+  format: ImageCommon['response_format'],
+): Promise<ImagesResponse> {
+  const res = await post<{ predictions?: unknown[] }>(ep, ctx, 'predict', body);
+  const data: ImageData[] = [];
+  let filtered: string | undefined;
+  for (const p of res.predictions ?? []) {
+    if (!isRecord(p)) continue;
+    if (typeof p['bytesBase64Encoded'] !== 'string') {
+      // Asked for (includeRaiReason), a refused image comes back as its reason instead of its bytes.
+      if (typeof p['raiFilteredReason'] === 'string') filtered ??= p['raiFilteredReason'].slice(0, 500);
+      continue;
+    }
+    const mime = typeof p['mimeType'] === 'string' ? p['mimeType'] : 'image/png';
+    data.push(imageData(p['bytesBase64Encoded'], mime, format, p['prompt']));
+  }
+  // Imagen drops images its safety filter refused; none at all is an answer the caller must hear about.
+  if (data.length === 0) {
+    const why = filtered ? `: ${filtered}` : '';
+    throw new ProviderError('upstream', `imagen returned no image (filtered by its safety checks)${why}`, {
+      status: 422,
+    });
+  }
+  return { created: now(), data };
+}
+
 /** Imagen `:predict`: `{instances: [{prompt}], parameters: {sampleCount, aspectRatio}}`. */
 async function imagenGenerate(ep: GoogleImageEndpoint, req: ImageGenerationRequest, ctx: CallContext) {
   const parameters: Record<string, unknown> = { sampleCount: req.n ?? 1 };
   const ratio = googleAspectRatio(req.size ?? undefined);
   if (ratio) parameters['aspectRatio'] = ratio;
-  const res = await post<{ predictions?: unknown[] }>(ep, ctx, 'predict', {
-    instances: [{ prompt: req.prompt }],
-    parameters,
-  });
-  const data: ImageData[] = [];
-  for (const p of res.predictions ?? []) {
-    if (!isRecord(p) || typeof p['bytesBase64Encoded'] !== 'string') continue;
-    const mime = typeof p['mimeType'] === 'string' ? p['mimeType'] : 'image/png';
-    data.push(imageData(p['bytesBase64Encoded'], mime, req.response_format ?? undefined, p['prompt']));
+  return imagenPredict(ep, ctx, { instances: [{ prompt: req.prompt }], parameters }, req.response_format ?? undefined);
+}
+
+/** Imagen models that only generate; edits are the capability models' (imagen-3.0-capability-001, ...). */
+function generatesOnly(model: string): boolean {
+  return /(^|\/)imagen-[^/]*generate/.test(model);
+}
+
+async function imagenEdit(ep: GoogleImageEndpoint, req: ImageEditRequest, ctx: CallContext) {
+  const model = ep.model(ctx);
+  if (!ep.imagenEditBody) {
+    // Google serves Imagen editing on Vertex AI only; the Gemini API's Imagen models generate.
+    throw new ProviderError(
+      'unsupported_operation',
+      'the Gemini API does not edit images with Imagen (Google serves Imagen edits on Vertex AI only): ' +
+        'use a Gemini image model such as gemini-2.5-flash-image, or vertex/imagen-3.0-capability-001',
+    );
   }
-  // Imagen drops images its safety filter refused; none at all is an answer the caller must hear about.
-  if (data.length === 0)
-    throw new ProviderError('upstream', 'imagen returned no image (filtered by its safety checks)', { status: 422 });
-  return { created: now(), data };
+  if (generatesOnly(model)) {
+    throw new ProviderError(
+      'invalid_request',
+      `model: ${model} only generates images; Imagen edits are made by the capability models ` +
+        '(imagen-3.0-capability-001)',
+    );
+  }
+  const body = await ep.imagenEditBody(req);
+  if (!body.ok) throw new ProviderError('invalid_request', body.error);
+  return imagenPredict(ep, ctx, body.value, req.response_format);
 }
 
 interface GeminiAnswer {
@@ -144,12 +194,7 @@ export function googleImages(ep: GoogleImageEndpoint) {
       return geminiImages(ep, ctx, common, [{ text: req.prompt }]);
     },
     imageEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImagesResponse> {
-      if (isImagen(ep.model(ctx))) {
-        throw new ProviderError(
-          'unsupported_operation',
-          'Imagen models do not edit images here; use a Gemini image model',
-        );
-      }
+      if (isImagen(ep.model(ctx))) return imagenEdit(ep, req, ctx);
       if (req.mask) {
         throw new ProviderError(
           'invalid_request',

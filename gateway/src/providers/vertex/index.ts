@@ -1,5 +1,6 @@
 // Google Vertex AI, Gemini models (publishers/google): the Gemini body format at a project/region URL,
-// authenticated with a Google OAuth token (auth.ts). Anthropic and other partner models on Vertex are not served here.
+// authenticated with a Google OAuth token (auth.ts); Imagen edits (the capability models) are Vertex's alone.
+// Anthropic and other partner models on Vertex are not served here.
 import { createGoogleChat, type GoogleMethod } from '../gemini/adapter.ts';
 import { sendGoogleJson } from '../gemini/errors.ts';
 import { googleImages } from '../gemini/images.ts';
@@ -9,6 +10,7 @@ import { pathSegment, pathSegments } from '../shared/url.ts';
 import type { CallContext, ProviderAdapter } from '../types.ts';
 import { createTokenSource, misconfigured } from './auth.ts';
 import { fromPredictResponse, type PredictResponse, toPredictRequest } from './embeddings.ts';
+import { imagenEditBody } from './imagen-edit.ts';
 import { vertexRerank } from './rerank.ts';
 import { vertexVideos } from './videos.ts';
 
@@ -88,6 +90,6 @@ export function createVertexProvider(name: string): ProviderAdapter {
     },
 
     videos: vertexVideos(vertexUrl, vertexModel, auth),
-    ...googleImages({ model: vertexModel, url: vertexUrl, auth }),
+    ...googleImages({ model: vertexModel, url: vertexUrl, auth, imagenEditBody }),
   };
 }

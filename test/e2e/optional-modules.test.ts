@@ -27,6 +27,8 @@ const OPTIONAL = [
   '/node_modules/@aws-sdk/',
   '/node_modules/@aws-crypto/',
   '/node_modules/@bufbuild/cel/',
+  // Imagen edit masks are converted in a worker thread; the gateway's own thread never loads the PNG codec.
+  '/node_modules/pngjs/',
 ];
 const PGLITE = '/node_modules/@electric-sql/pglite/';
 const PG = ['/node_modules/pg/', '/node_modules/pg-copy-streams/'];

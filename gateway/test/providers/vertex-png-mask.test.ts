@@ -1,9 +1,10 @@
 // OpenAI's edit mask (fully transparent = edit) read as Imagen's (white = edit): every PNG colour type that can carry
 // transparency, every row filter, packed and 16-bit samples; masks without transparency left alone; bad or
-// oversized PNGs refused with a reason instead of being sent.
+// oversized PNGs refused with a reason instead of being sent. The PNGs come from test/fakes/png.ts, written without
+// pngjs, so the library the gateway uses is checked against an independent encoder.
 import { describe, expect, it } from 'vitest';
 import { encodePng, readGray8, rgbaMask } from '../../../test/fakes/png.ts';
-import { openAiMaskToImagen } from '../../src/providers/vertex/png-mask.ts';
+import { MASK_LIMITS, openAiMaskToImagen } from '../../src/providers/vertex/png-mask.ts';
 
 const W = 7;
 const H = 5;
@@ -123,6 +124,17 @@ describe('openAiMaskToImagen', () => {
     expectHole(await converted(rgb));
   });
 
+  it('edits only fully transparent pixels: 16-bit alpha 1 of 65535 is partly transparent, not a hole', async () => {
+    const png = encodePng({
+      width: W,
+      height: H,
+      colorType: 6,
+      bitDepth: 16,
+      samples: (x, y) => [0, 0, 0, hole(x, y) ? 0 : 1 + ((x * 60) % 128)],
+    });
+    expectHole(await converted(png));
+  });
+
   it('leaves alone a mask without transparency, or with no fully transparent pixel (Imagen’s own convention)', async () => {
     const bw = encodePng({ width: W, height: H, colorType: 0, bitDepth: 8, samples: (x, y) => [hole(x, y) ? 255 : 0] });
     expect(await openAiMaskToImagen(bw)).toEqual({ ok: true, mask: undefined, width: W, height: H });
@@ -157,6 +169,55 @@ describe('openAiMaskToImagen', () => {
     expect(pixels).toEqual({ ok: false, error: expect.stringContaining('at most 4032 pixels') });
     const raw = await openAiMaskToImagen(png, { maxPixels: 1 << 20, maxRawBytes: 64 * (64 * 4 + 1) - 1 });
     expect(raw).toEqual({ ok: false, error: expect.stringContaining('image data is larger') });
+  });
+
+  it('admits 8-bit RGBA at 4096x4096 by default, not 16-bit RGBA, nor one pixel more', async () => {
+    // Only the header is real: what is refused from the header never reaches the image data.
+    const header = (width: number, height: number, bitDepth: number) => {
+      const png = rgbaMask(1, 1, () => true);
+      png.writeUInt32BE(width, 16);
+      png.writeUInt32BE(height, 20);
+      png[24] = bitDepth;
+      return png;
+    };
+    const eight = await openAiMaskToImagen(header(4096, 4096, 8));
+    expect(eight).toEqual({ ok: false, error: 'the PNG image data is truncated' });
+    const sixteen = await openAiMaskToImagen(header(4096, 4096, 16));
+    expect(sixteen).toEqual({ ok: false, error: expect.stringContaining(`larger than ${MASK_LIMITS.maxRawBytes}`) });
+    const wider = await openAiMaskToImagen(header(4097, 4096, 8));
+    expect(wider).toEqual({ ok: false, error: expect.stringContaining('at most 16777216 pixels') });
+  });
+
+  it('refuses image data shorter than its header says (pngjs alone would read the missing rows as holes)', async () => {
+    const small = rgbaMask(2, 2, () => false);
+    const oneRow = rgbaMask(2, 1, () => false);
+    const at = (png: Buffer) => png.indexOf('IDAT') - 4;
+    const idat = oneRow.subarray(at(oneRow), at(oneRow) + 12 + oneRow.readUInt32BE(at(oneRow)));
+    const short = Buffer.concat([small.subarray(0, at(small)), idat, small.subarray(-12)]);
+    expect(await openAiMaskToImagen(short)).toEqual({ ok: false, error: 'the PNG image data is truncated' });
+  });
+
+  it('refuses a PNG whose checksums do not match', async () => {
+    const png = rgbaMask(W, H, hole);
+    png[29] = png[29]! ^ 0xff; // the IHDR chunk's CRC
+    const r = await openAiMaskToImagen(png);
+    expect(r).toEqual({ ok: false, error: expect.stringContaining('the PNG is corrupt') });
+  });
+
+  it('ignores bytes after the end of the PNG, as viewers do', async () => {
+    expectHole(await converted(Buffer.concat([rgbaMask(W, H, hole), Buffer.from('trailer')])));
+  });
+
+  it('converts several masks at once (more than run together) and gives up on one that takes too long', async () => {
+    const masks = Array.from({ length: 5 }, (_, i) => rgbaMask(W + i, H, hole));
+    const results = await Promise.all(masks.map((m) => openAiMaskToImagen(m)));
+    expect(results.map((r) => r.ok && r.mask !== undefined && readGray8(Buffer.from(r.mask)).width)).toEqual([
+      7, 8, 9, 10, 11,
+    ]);
+    // A worker thread takes tens of milliseconds to start: 1 ms is always too short.
+    const late = await openAiMaskToImagen(rgbaMask(W, H, hole), MASK_LIMITS, 1);
+    expect(late).toEqual({ ok: false, error: 'the mask was not converted within 1 ms' });
+    expect((await openAiMaskToImagen(rgbaMask(W, H, hole))).ok).toBe(true);
   });
 
   it('refuses image data that inflates past what its header says (a decompression bomb)', async () => {

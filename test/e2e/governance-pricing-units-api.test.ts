@@ -38,6 +38,7 @@ const UNITS = {
   input_cost_per_character: 0.00002,
   cost_per_page: 0.01,
   output_cost_per_video_per_second: 0.3,
+  output_cost_per_video_per_second_variants: { '1792x1024': 0.5, '1024x1792': 0.5 },
   cost_per_search_unit: 0.004,
 };
 
@@ -66,6 +67,7 @@ describe(`${PATH} with unit prices`, () => {
     expect(tokensOnly).toMatchObject({
       output_cost_per_image: null,
       output_cost_per_image_variants: null,
+      output_cost_per_video_per_second_variants: null,
       cost_per_page: null,
     });
   });
@@ -79,6 +81,11 @@ describe(`${PATH} with unit prices`, () => {
       [{ ...ok, cost_per_page: 5000 }, 'cost_per_page'],
       [{ ...ok, output_cost_per_image_variants: { 'not a size': 1 } }, 'output_cost_per_image_variants'],
       [{ ...ok, output_cost_per_image_variants: { hd: -0.1 } }, 'output_cost_per_image_variants'],
+      [{ ...ok, output_cost_per_video_per_second_variants: { hd: 0.5 } }, 'output_cost_per_video_per_second_variants'],
+      [
+        { ...ok, output_cost_per_video_per_second_variants: { '1792x1024': 2000 } },
+        'output_cost_per_video_per_second_variants',
+      ],
       [ok, 'input_cost_per_token'],
       [{ ...ok, cost_per_frame: 1 }, 'cost_per_frame'],
     ];

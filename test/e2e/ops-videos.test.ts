@@ -5,7 +5,7 @@ import OpenAI, { toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createOpenAIVideosFake, fakeVideoBytes, type VideoFake } from '../fakes/openai-videos.ts';
 import { INFERENCE_TOKEN } from '../harness/gateway.ts';
-import { createVk, type Json, pc, waitFor } from './governance-helpers.ts';
+import { createVk, type Json, logOf, pc, waitFor } from './governance-helpers.ts';
 import {
   apiFailure,
   atFake,
@@ -299,5 +299,89 @@ describe('budgets', () => {
     const rows = (ids['logs'] as Json[]).filter((l) => l['virtual_key_id'] === key.id);
     expect(rows.map((l) => l['cost_nano']).filter((c) => c !== null)).toEqual([800_000_000]);
     expect(first.seconds).toBe('8');
+  });
+
+  it('charges sora-2-pro by size: 1024p at $0.50 a second, 720p at $0.30, a remix at the size it makes', async () => {
+    const key = await createVk(env.gw, { provider_configs: [pc('openai')] });
+    const client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    const pro = 'openai/sora-2-pro' as 'sora-2-pro';
+    const cost = async (p: Promise<{ data: OpenAI.Videos.Video; response: Response }>) => {
+      const { data, response } = await p;
+      const log = await logOf(env.gw, response.headers.get('x-gateway-request-id'));
+      return { video: data, cost: log['cost_nano'] };
+    };
+    const hd = await cost(
+      client.videos.create({ model: pro, prompt: 'Wide', seconds: '8', size: '1792x1024' }).withResponse(),
+    );
+    expect(hd.video.size).toBe('1792x1024');
+    expect(hd.cost).toBe(4_000_000_000); // 8 s × $0.50
+    const sd = await cost(
+      client.videos.create({ model: pro, prompt: 'Small', seconds: '8', size: '1280x720' }).withResponse(),
+    );
+    expect(sd.cost).toBe(2_400_000_000); // 8 s × $0.30
+    // The remix keeps its source's 1024p size (OpenAI's remix takes only a prompt), and is charged at it.
+    const remix = await cost(client.videos.remix(hd.video.id, { prompt: 'Wider' }).withResponse());
+    expect(remix.video.size).toBe('1792x1024');
+    expect(remix.cost).toBe(4_000_000_000);
+  });
+
+  it('reserves at the asked size: a $3 budget takes 8 s of sora-2-pro at 720p ($2.40), not at 1024p ($4.00)', async () => {
+    const key = await createVk(env.gw, {
+      budgets: [{ max_limit: 3, reset_duration: '1d' }],
+      provider_configs: [pc('openai')],
+    });
+    const client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    const pro = 'openai/sora-2-pro' as 'sora-2-pro';
+    const before = openai.requests.length;
+    const refused = await client.videos
+      .create({ model: pro, prompt: 'Too dear', seconds: '8', size: '1024x1792' })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+    expect(openai.requests.length).toBe(before);
+    const ok = await client.videos.create({ model: pro, prompt: 'Fits', seconds: '8', size: '720x1280' });
+    expect(ok.size).toBe('720x1280');
+  });
+
+  it('reserves a remix at its source’s remembered size: $1.80 left covers a 720p remix ($1.20), not a 1024p one', async () => {
+    const key = await createVk(env.gw, {
+      budgets: [{ max_limit: 3, reset_duration: '1d' }],
+      provider_configs: [pc('openai')],
+    });
+    const client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    const src = await client.videos.create({
+      model: 'openai/sora-2-pro' as 'sora-2-pro',
+      prompt: 'Day',
+      seconds: '4',
+      size: '1280x720',
+    }); // $1.20 charged
+    // Reserved at the dearest size it would be 4 s × $0.50 = $2.00, more than is left.
+    const remix = await client.videos.remix(src.id, { prompt: 'Night' });
+    expect(remix.size).toBe('1280x720');
+  });
+
+  it('charges a pricing override’s per-size video rates', async () => {
+    const key = await createVk(env.gw, { provider_configs: [pc('openai')] });
+    const res = await env.gw.admin('/api/governance/pricing-overrides', {
+      method: 'POST',
+      body: {
+        scope: 'virtual_key',
+        scope_id: key.id,
+        provider: 'openai',
+        model: 'sora-2',
+        output_cost_per_video_per_second: 0.05,
+        output_cost_per_video_per_second_variants: { '1792x1024': 0.25 },
+      },
+    });
+    expect(res.status).toBe(201);
+    const client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: key.value, maxRetries: 0 });
+    const charged = async (size: '1792x1024' | '720x1280') => {
+      const { response } = await client.videos
+        .create({ model: 'openai/sora-2' as 'sora-2', prompt: 'Priced', seconds: '4', size })
+        .withResponse();
+      return (await logOf(env.gw, response.headers.get('x-gateway-request-id')))['cost_nano'];
+    };
+    expect(await charged('1792x1024')).toBe(1_000_000_000); // 4 s × the override's $0.25 at that size
+    expect(await charged('720x1280')).toBe(200_000_000); // 4 s × its default $0.05 (below every listed size)
   });
 });

@@ -38,6 +38,8 @@ export interface BilledUnits {
   pages?: number;
   /** Seconds of video generated. */
   video_seconds?: number;
+  /** `1792x1024`: the video's size, as the request asked or the provider answered (prices differ by size). */
+  video_size?: string;
   /** Rerank searches (Cohere's search units). */
   search_units?: number;
   /** Code-interpreter containers created, in 1 GB containers (a 4 GB container is 4: the price scales with memory). */

@@ -131,8 +131,10 @@ export interface ModelPrice {
   character?: number | undefined;
   /** Per document page (OCR). */
   page?: number | undefined;
-  /** Per second of video generated. */
+  /** Per second of video generated at the model's default size (and below every size of the variants). */
   video_second?: number | undefined;
+  /** Per second of video by size (`1792x1024`), where the provider lists sizes at different rates. */
+  video_second_variants?: Readonly<Record<string, number>> | undefined;
   /** Per search unit (rerank). */
   search_unit?: number | undefined;
   /** Per code-interpreter container of 1 GB (the pseudo-model `code-interpreter`). */

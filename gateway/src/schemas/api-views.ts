@@ -183,6 +183,7 @@ export const PricingOverrideView = z
     input_cost_per_character: z.number().nullable(),
     cost_per_page: z.number().nullable(),
     output_cost_per_video_per_second: z.number().nullable(),
+    output_cost_per_video_per_second_variants: z.record(z.string(), z.number()).nullable(),
     cost_per_search_unit: z.number().nullable(),
     cost_per_container: z.number().nullable(),
     input_cost_per_audio_token: z.number().nullable(),

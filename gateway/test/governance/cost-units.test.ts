@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { costNano, reservationNano, usageTokens } from '../../src/governance/cost.ts';
 import type { ModelPrice } from '../../src/governance/model.ts';
 import { lookupPrice } from '../../src/governance/pricing/index.ts';
-import { imagePrice } from '../../src/governance/pricing/units.ts';
+import { imagePrice, videoSecondPrice } from '../../src/governance/pricing/units.ts';
 
 const none = { prompt_tokens: 0, completion_tokens: 0 };
 const price = (p: Omit<ModelPrice, 'input' | 'output'>): ModelPrice => ({ input: 0, output: 0, ...p });
@@ -112,5 +112,64 @@ describe('quality synonyms', () => {
     expect(imagePrice(titan, '1024x1024', 'hd', 'charge')).toBe(0.012);
     expect(imagePrice(titan, '512x512', 'high', 'reserve')).toBe(0.01);
     expect(imagePrice(table('openai', 'dall-e-3'), '1024x1024', 'premium', 'charge')).toBe(0.08);
+  });
+});
+
+describe('video seconds by size', () => {
+  const pro = () => table('openai', 'sora-2-pro');
+  const at = (size: string | undefined, seconds = 8) =>
+    costNano(pro(), { ...none, units: { video_seconds: seconds, ...(size ? { video_size: size } : {}) } });
+  const reserved = (size: string | undefined) =>
+    reservationNano(pro(), {
+      inputTokens: 0,
+      maxOutputTokens: 0,
+      units: { video_seconds: 8, ...(size ? { video_size: size } : {}) },
+    });
+
+  it('charges sora-2-pro at 1024p ($0.50/s) above its 720p rate ($0.30/s), either orientation', () => {
+    expect(at('1792x1024')).toBe(4_000_000_000);
+    expect(at('1024x1792')).toBe(4_000_000_000);
+    expect(at('1280x720')).toBe(2_400_000_000);
+    expect(at('720x1280')).toBe(2_400_000_000);
+    expect(at('1792X1024 ')).toBe(4_000_000_000); // read as the size it names
+  });
+
+  it('charges no size at the default (720p) rate and reserves it at the dearest', () => {
+    expect(at(undefined)).toBe(2_400_000_000);
+    expect(reserved(undefined)).toBe(4_000_000_000);
+    expect(reserved('1280x720')).toBe(2_400_000_000);
+    expect(reserved('1792x1024')).toBe(4_000_000_000);
+  });
+
+  it('reserves a size the table does not list at the dearest rate; charges it as the next listed size up', () => {
+    expect(reserved('480x854')).toBe(4_000_000_000);
+    expect(reserved('1920x1080')).toBe(4_000_000_000);
+    expect(at('480x854')).toBe(2_400_000_000); // smaller than 720p: the 720p rate
+    expect(at('1920x1080')).toBe(4_000_000_000); // larger than every listed size: the dearest
+    expect(at('1080p')).toBe(4_000_000_000); // not a size at all: the dearest
+  });
+
+  it('keeps one rate for a model that lists one (sora-2, Veo)', () => {
+    const sora2 = table('openai', 'sora-2');
+    expect(videoSecondPrice(sora2, '1792x1024', 'charge')).toBe(0.1);
+    expect(videoSecondPrice(sora2, undefined, 'reserve')).toBe(0.1);
+    expect(videoSecondPrice(table('gemini', 'veo-3.1-generate-preview'), '1920x1080', 'charge')).toBe(0.4);
+  });
+
+  it('prices variants without a default rate: the cheapest when no size is said, the dearest to reserve', () => {
+    const p = price({ video_second_variants: { '1280x720': 0.2, '1920x1080': 0.6 } });
+    expect(videoSecondPrice(p, undefined, 'charge')).toBe(0.2);
+    expect(videoSecondPrice(p, undefined, 'reserve')).toBe(0.6);
+    expect(videoSecondPrice(p, '1080x1920', 'charge')).toBe(0.6); // same pixels as 1920x1080
+    expect(videoSecondPrice(p, '480x854', 'charge')).toBe(0.2); // below every size, no default: the smallest's
+    expect(videoSecondPrice(price({}), '1280x720', 'charge')).toBeUndefined();
+  });
+
+  it('charges an unlisted size below every listed one at the default rate, between them as the next size up', () => {
+    const p = price({ video_second: 0.05, video_second_variants: { '1792x1024': 0.25, '3840x2160': 1 } });
+    expect(videoSecondPrice(p, '1280x720', 'charge')).toBe(0.05);
+    expect(videoSecondPrice(p, '1920x1080', 'charge')).toBe(1);
+    expect(videoSecondPrice(p, '1024x1792', 'charge')).toBe(0.25);
+    expect(videoSecondPrice(p, '1280x720', 'reserve')).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 // The video operations that carry a model and so run through the inference core: create, and remix (a new
 // generation from a finished video, under the model that made it). Both are billed by the seconds of video the
-// job will produce, charged when the job is accepted.
+// job will produce at the size it produces them (prices differ by size), charged when the job is accepted.
 import type { VideoCreateRequest, VideoJob } from '../../schemas/videos.ts';
 import type { BilledUnits, OperationSpec, UsageSummary } from '../operations.ts';
 import { videoCreateReferences, videoRemixReferences } from '../referenced-resources.ts';
@@ -14,19 +14,21 @@ export interface VideoRemixRequest {
   prompt: string;
   /** The source's length, which a remix keeps (the reservation's estimate until the answer says). */
   seconds?: string | undefined;
+  /** The source's size, which a remix keeps (likewise); unknown, the reservation takes the dearest size. */
+  size?: string | undefined;
   /** Other fields of the caller's body, passed on. */
   extra: Record<string, unknown>;
 }
 
-/** Seconds of video a job produces, from its answer (`seconds`, a string in OpenAI's shape). */
+/**
+ * Seconds of video a job produces and their size, from its answer (`seconds`, a string in OpenAI's shape): the
+ * answer's size is charged, also when a remix's differs from its source's.
+ */
 export function videoUsage(job: VideoJob): UsageSummary {
   const seconds = Number(job.seconds);
-  return {
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
-    units: { video_seconds: Number.isFinite(seconds) && seconds > 0 ? seconds : 0 },
-  };
+  const units: BilledUnits = { video_seconds: Number.isFinite(seconds) && seconds > 0 ? seconds : 0 };
+  if (typeof job.size === 'string' && job.size !== '') units.video_size = job.size;
+  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, units };
 }
 
 /** A job's length when the request names none: the longest default (Veo's 8 s; Sora's is 4), so never short. */
@@ -34,9 +36,12 @@ const DEFAULT_RESERVED_SECONDS = 8;
 /** A remix of a video of unknown length: Sora's longest. */
 const LONGEST_SECONDS = 12;
 
-function reservedSeconds(seconds: string | undefined, fallback: number): BilledUnits {
+/** Without a size the reservation prices the dearest one (governance/pricing/units.ts). */
+function reservedUnits(seconds: string | undefined, size: string | undefined, fallback: number): BilledUnits {
   const n = Number(seconds);
-  return { video_seconds: seconds && Number.isFinite(n) && n > 0 ? n : fallback };
+  const units: BilledUnits = { video_seconds: seconds && Number.isFinite(n) && n > 0 ? n : fallback };
+  if (size) units.video_size = size;
+  return units;
 }
 
 export const videoCreateOp: OperationSpec<VideoCreateRequest, VideoJob, never> = {
@@ -48,7 +53,7 @@ export const videoCreateOp: OperationSpec<VideoCreateRequest, VideoJob, never> =
     return fn && ((req, ctx) => fn.call(calls, req, ctx));
   },
   usage: videoUsage,
-  estimateUnits: (req) => reservedSeconds(req.seconds, DEFAULT_RESERVED_SECONDS),
+  estimateUnits: (req) => reservedUnits(req.seconds, req.size, DEFAULT_RESERVED_SECONDS),
   references: videoCreateReferences,
 };
 
@@ -61,6 +66,6 @@ export const videoRemixOp: OperationSpec<VideoRemixRequest, VideoJob, never> = {
     return fn && ((req, ctx) => fn.call(calls, req.video_id, { ...req.extra, prompt: req.prompt }, ctx));
   },
   usage: videoUsage,
-  estimateUnits: (req) => reservedSeconds(req.seconds, LONGEST_SECONDS),
+  estimateUnits: (req) => reservedUnits(req.seconds, req.size, LONGEST_SECONDS),
   references: videoRemixReferences,
 };

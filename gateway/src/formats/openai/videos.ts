@@ -63,7 +63,7 @@ export function videoAnswer(
   };
 }
 
-/** Where the gateway remembers the model and length of a video it created (a remix runs under that model). */
+/** Where the gateway remembers the model, length and size of a video it created (a remix runs under that model). */
 export function videoSourceKey(provider: string, nativeId: string): string {
   return `video-source:${provider}:${nativeId}`;
 }
@@ -75,6 +75,8 @@ export interface VideoSource {
   /** The model as the gateway routes it, without the provider (`sora-2`). */
   model: string;
   seconds: string;
+  /** The size a remix keeps, for its reservation; absent in records written before sizes were priced. */
+  size?: string | undefined;
 }
 
 function rememberSource(rt: Runtime, provider: string, job: VideoJob, extra: ExtraFields): void {
@@ -84,6 +86,7 @@ function rememberSource(rt: Runtime, provider: string, job: VideoJob, extra: Ext
     ? requested.slice(provider.length + 1)
     : (extra.resolved_model_used ?? job.model);
   const source: VideoSource = { model, seconds: String(job.seconds) };
+  if (typeof job.size === 'string' && job.size !== '') source.size = job.size;
   rt.state.coord.set(videoSourceKey(provider, job.id), JSON.stringify(source), SOURCE_TTL_MS).catch((err: unknown) => {
     rt.logger.warn({ provider, err: String(err) }, 'video source not remembered; a remix will need its model');
   });
@@ -145,7 +148,7 @@ export function videoCreateOperation(
       description:
         'JSON or multipart/form-data (the openai SDK sends a form; `input_reference` may be a JPEG, PNG or WebP ' +
         'file of up to 25 MB, a `data:` URL, an https URL or `{image_url|file_id}`). model is `<provider>/<model>`. ' +
-        'Charged at creation: `seconds` times the model’s price per second.',
+        'Charged at creation: `seconds` times the model’s price per second at the video’s `size`.',
       body: VideoCreateBody,
       bodyExamples: [{ model: 'openai/sora-2', prompt: 'A paper boat on a pond', seconds: '4', size: '1280x720' }],
       responses: { 200: { description: 'The job; poll GET /v1/videos/{id} until it completes', json: VideoView } },
@@ -196,7 +199,8 @@ export function videoRemixOperation(
       if (!src) throw new GatewayError('internal_error', 'remix source not resolved');
       const { prompt, model: _model, ...extra } = parsed.data;
       const model = `${src.provider}/${src.source.model}`;
-      const body: VideoRemixRequest = { model, video_id: src.nativeId, prompt, seconds: src.source.seconds, extra };
+      const { seconds, size } = src.source;
+      const body: VideoRemixRequest = { model, video_id: src.nativeId, prompt, seconds, size, extra };
       noteOwner(body, parts.params);
       return { body, model, stream: false };
     },

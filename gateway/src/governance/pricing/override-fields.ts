@@ -4,7 +4,8 @@
 // (`input_cost_per_character`, `output_cost_per_image`, `input_cost_per_audio_per_second`,
 // `output_cost_per_video_per_second`, `input_cost_per_audio_token`, `output_cost_per_audio_token`,
 // `input_cost_per_image_token`, `output_cost_per_image_token`, `cache_read_input_image_token_cost`), else
-// LiteLLM's (`cache_read_input_audio_token_cost`).
+// LiteLLM's (`cache_read_input_audio_token_cost`); the `_variants` maps (per image by quality and size, per second of
+// video by size) are this gateway's own, the reference having no per-size price.
 import { z } from 'zod';
 import type { ModelPrice } from '../model.ts';
 
@@ -19,6 +20,11 @@ const VARIANT_KEY = /^(?:[a-z]+\/\d{2,5}x\d{2,5}|\d{2,5}x\d{2,5}|[a-z]+)$/;
 
 const ImageVariants = z
   .record(z.string().regex(VARIANT_KEY, 'keys are <quality>/<size>, <size> or <quality>, e.g. hd/1024x1792'), UnitCost)
+  .refine((m) => Object.keys(m).length <= 64, 'at most 64 variants');
+
+/** Per second of video by size (the keys of ModelPrice.video_second_variants). */
+const VideoVariants = z
+  .record(z.string().regex(/^\d{2,5}x\d{2,5}$/, 'keys are sizes, e.g. 1792x1024'), UnitCost)
   .refine((m) => Object.keys(m).length <= 64, 'at most 64 variants');
 
 type AudioKey = 'input_audio' | 'output_audio' | 'cache_read_audio';
@@ -37,6 +43,7 @@ export const UNIT_PRICE_COLUMNS = [
   ['input_cost_per_character', 'character'],
   ['cost_per_page', 'page'],
   ['output_cost_per_video_per_second', 'video_second'],
+  ['output_cost_per_video_per_second_variants', 'video_second_variants'],
   ['cost_per_search_unit', 'search_unit'],
   ['cost_per_container', 'container'],
 ] as const satisfies readonly (readonly [string, UnitKey])[];
@@ -72,6 +79,7 @@ export const EXTRA_PRICE_FIELDS = {
   input_cost_per_character: UnitCost.nullish(),
   cost_per_page: UnitCost.nullish(),
   output_cost_per_video_per_second: UnitCost.nullish(),
+  output_cost_per_video_per_second_variants: VideoVariants.nullish(),
   cost_per_search_unit: UnitCost.nullish(),
   cost_per_container: UnitCost.nullish(),
   input_cost_per_audio_token: TokenCost.nullish(),

@@ -3,8 +3,8 @@
 // shipped table by provider (table.ts); overrides win over both.
 //
 // Sources, read 2026-11 (list prices, standard tier, on-demand, us-east-1 for Bedrock): platform.openai.com/docs/
-// pricing (images per size and quality, whisper/transcribe per minute, tts per 1M characters, sora per second,
-// code-interpreter containers per container by memory: 1 GB $0.03, 4 GB $0.12, 16 GB $0.48, 64 GB $1.92),
+// pricing (images per size and quality, whisper/transcribe per minute, tts per 1M characters, sora per second by
+// size, code-interpreter containers per container by memory: 1 GB $0.03, 4 GB $0.12, 16 GB $0.48, 64 GB $1.92),
 // ai.google.dev/gemini-api/docs/pricing and cloud.google.com/vertex-ai/generative-ai/pricing (Imagen per image, Veo
 // per second, image-output tokens), aws.amazon.com/bedrock/pricing (Titan Image, Nova Canvas per image by quality
 // and resolution, Nova Reel per second, rerank per 1,000 queries), cohere.com/pricing (rerank $2 per 1,000
@@ -16,8 +16,13 @@
 // usage (pricing/units.ts). The GPT image models' image tokens (input, cached input, output) have their own rates
 // beside the text ones (gptImage below; read 2026-11: developers.openai.com model pages of gpt-image-1 and
 // gpt-image-1-mini; gpt-image-1.5 from third-party copies of OpenAI's pricing page, its own page not being in the
-// searchable copies; cross-checked with LiteLLM's `input_cost_per_image_token` entries). Not modelled: sora-2-pro
-// above 720p ($0.50/s), Nova Canvas between the listed resolutions (priced at the 1024 tier).
+// searchable copies; cross-checked with LiteLLM's `input_cost_per_image_token` entries). Sora per second by size
+// (read 2026-11, OpenAI's pricing page as copied by third parties, its sizes as the openai SDK's `VideoSize`):
+// sora-2 lists one tier (720x1280 / 1280x720, $0.10); sora-2-pro $0.30 at those and $0.50 at 1024x1792 /
+// 1792x1024. Sizes the table does not list (1080p, which some resellers offer for sora-2-pro at rates OpenAI does
+// not publish) are priced by pricing/units.ts's `videoSecondPrice`. Veo lists 720p and 1080p at one rate (its dearer
+// 4K is no size the gateway maps). Not modelled: Nova Canvas between the listed resolutions (priced at the 1024
+// tier).
 import type { ModelPrice } from '../model.ts';
 
 /** A unit-billed model: no token prices. */
@@ -105,7 +110,10 @@ export const UNIT_PRICES: Readonly<Record<string, Readonly<Record<string, ModelP
     // $0.60/M text in, $12/M audio out; OpenAI's own estimate is $0.015 per minute of speech.
     'gpt-4o-mini-tts': tokensAnd(0.6, 12, { audio_output_second: 0.015 * PER_MINUTE }),
     'sora-2': units({ video_second: 0.1 }),
-    'sora-2-pro': units({ video_second: 0.3 }),
+    'sora-2-pro': units({
+      video_second: 0.3,
+      video_second_variants: { '720x1280': 0.3, '1280x720': 0.3, '1024x1792': 0.5, '1792x1024': 0.5 },
+    }),
   },
   gemini: {
     'imagen-4.0-generate': units({ image: 0.04 }),

@@ -1,5 +1,5 @@
-// Prices of the non-token units an operation is billed by (images, audio and video seconds, characters, pages,
-// search units), in integer 1e-15 USD like token prices (cost.ts).
+// Prices of the non-token units an operation is billed by (images by size and quality, audio seconds, video
+// seconds by size, characters, pages, search units), in integer 1e-15 USD like token prices (cost.ts).
 //
 // Rule: an answer that reports tokens is billed by its tokens; its units are priced only when it reports none.
 // Token-billed image and audio models (gpt-image-1, Gemini image models, gpt-4o-transcribe) return usage with
@@ -82,6 +82,43 @@ function pick(
   return best;
 }
 
+/** `1792x1024` as its pixel count; anything else undefined. */
+function pixels(size: string): number | undefined {
+  const m = /^([0-9]{1,5})x([0-9]{1,5})$/.exec(size);
+  return m ? Number(m[1]) * Number(m[2]) : undefined;
+}
+
+/**
+ * The USD price of one second of video at this size, or undefined when the model has no per-second price. A listed
+ * size takes its rate. No size said: the default size's rate (`video_second`) for the charge, the dearest for the
+ * reservation. A size the model does not list is reserved at the dearest rate and charged as the smallest listed
+ * size with at least as many pixels (orientation never changes a price); smaller than every listed size, at the
+ * default rate; larger than all, or not `WxH`, at the dearest, so a tier newer than the table is never charged at
+ * a smaller tier's rate.
+ */
+export function videoSecondPrice(price: ModelPrice, size: string | undefined, mode: UnitMode): number | undefined {
+  const variants = price.video_second_variants ?? {};
+  const rates = Object.values(variants);
+  if (rates.length === 0) return price.video_second;
+  const s = known(size);
+  if (s && Object.hasOwn(variants, s)) return variants[s];
+  const dearest = Math.max(...rates, price.video_second ?? 0);
+  if (mode === 'reserve') return dearest;
+  if (!s) return price.video_second ?? Math.min(...rates);
+  const area = pixels(s);
+  if (area === undefined) return dearest;
+  let smallest = Number.POSITIVE_INFINITY;
+  let tier: { area: number; usd: number } | undefined;
+  for (const [key, usd] of Object.entries(variants)) {
+    const a = pixels(key);
+    if (a === undefined) continue;
+    smallest = Math.min(smallest, a);
+    if (a >= area && (!tier || a < tier.area || (a === tier.area && usd > tier.usd))) tier = { area: a, usd };
+  }
+  if (!tier) return dearest;
+  return area < smallest && price.video_second !== undefined ? price.video_second : tier.usd;
+}
+
 /** True when the price has any per-unit rate (so an answer's units can cost something). */
 export function hasUnitPrices(price: ModelPrice): boolean {
   return (
@@ -92,6 +129,7 @@ export function hasUnitPrices(price: ModelPrice): boolean {
     price.character !== undefined ||
     price.page !== undefined ||
     price.video_second !== undefined ||
+    (price.video_second_variants !== undefined && Object.keys(price.video_second_variants).length > 0) ||
     price.search_unit !== undefined ||
     price.container !== undefined
   );
@@ -115,7 +153,7 @@ export function unitsFemto(price: ModelPrice, units: BilledUnits | undefined, mo
   femto += count(units.audio_seconds) * femtoPerUnit(price.audio_input_second ?? price.audio_output_second);
   femto += count(units.characters) * femtoPerUnit(price.character);
   femto += count(units.pages) * femtoPerUnit(price.page);
-  femto += count(units.video_seconds) * femtoPerUnit(price.video_second);
+  femto += count(units.video_seconds) * femtoPerUnit(videoSecondPrice(price, units.video_size, mode));
   femto += count(units.search_units) * femtoPerUnit(price.search_unit);
   femto += count(units.containers) * femtoPerUnit(price.container);
   return femto;

@@ -277,9 +277,11 @@ describe('gemini batch mode', () => {
     );
     expect(denied.status).toBe(403);
     expect(denied.message).toContain('allowed_models');
-    // The key uploads its input file through the gateway: a file it did not upload is not found for it.
+    // The key uploads its input file through the gateway: a file it did not upload is not found for it, and one
+    // whose lines were not checked on the way is refused (ops-batches-gemini-input.test.ts).
+    const line = { key: 'a', request: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } };
     const file = await vk.files.create(
-      { file: await toFile(Buffer.from('{}\n'), 'in.jsonl'), purpose: 'batch' },
+      { file: await toFile(Buffer.from(`${JSON.stringify(line)}\n`), 'in.jsonl'), purpose: 'batch' },
       { headers: { 'x-model-provider': 'gemini' } },
     );
     const ok = await vk.batches.create(

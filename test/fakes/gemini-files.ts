@@ -1,5 +1,5 @@
 // A fake of the Gemini API's Files API: resumable uploads (`start`, then `upload` chunks in multiples of the
-// 256 KiB granularity at the right offsets, the last `upload, finalize`), File resources (`files/{id}`, int64
+// 256 KiB granularity at the right offsets, the last `upload, finalize`; `cancel` drops a session), File resources (`files/{id}`, int64
 // sizes as strings, RFC 3339 times), token pages, delete, and downloads of generated files only.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -105,6 +105,13 @@ export function geminiFileRoutes(files: Map<string, GeminiStoredFile>): Route[] 
         const id = new URL(req.url, 'http://x').searchParams.get('upload_id') ?? '';
         const s = sessions.get(id);
         if (!s) return googleError(res, 404, 'NOT_FOUND', 'upload session not found');
+        if (command === 'cancel') {
+          // The session and every chunk it received are dropped; no file is made.
+          sessions.delete(id);
+          res.writeHead(200, { 'x-goog-upload-status': 'cancelled' });
+          res.end();
+          return;
+        }
         if (Number(req.headers['x-goog-upload-offset']) !== s.received) {
           return googleError(
             res,

@@ -2,8 +2,10 @@
 // runs a batch behind the gateway's key, so a request naming another tenant's file would have it read into the
 // batch's output file, which the batch's creator downloads. Each request is read with the walker the inference
 // path uses for what the provider will run (referenced-resources.ts), the ids are collected once across all
-// requests, and a virtual key must own them all at the batch's provider before the batch is created.
+// requests, and a virtual key must own them all at the batch's provider before the batch is created (a Gemini
+// input file's lines when it is uploaded: batch-input-scan.ts).
 import { GatewayError } from '../http/errors.ts';
+import type { ProviderAdapter } from '../providers/types.ts';
 import type { Runtime } from '../runtime.ts';
 import { isRecord } from '../util/records.ts';
 import { chatReferences, genaiReferences, messagesReferences, responsesReferences } from './referenced-resources.ts';
@@ -41,7 +43,7 @@ export function lineReferences(line: Json, endpoint: string, dialect: BatchDiale
     }
     case 'genai': {
       const native = params ?? (isRecord(line['request']) ? line['request'] : undefined);
-      if (native) return genaiReferences({ action: 'generateContent', body: native });
+      if (native) return geminiRequestReferences(native);
       return body && chat(body);
     }
     case 'openai': {
@@ -52,6 +54,79 @@ export function lineReferences(line: Json, endpoint: string, dialect: BatchDiale
       return url === endpoint ? at : concat(at, atEndpoint(endpoint, given));
     }
   }
+}
+
+/** How a provider runs batch lines beside OpenAI's shape: as requests of the native API it speaks, if any. */
+export function batchDialect(a: ProviderAdapter): BatchDialect {
+  const native = a.native?.unary;
+  if (native?.['anthropic.messages']) return 'anthropic';
+  if (native?.['genai.generate_content']) return 'genai';
+  return 'openai';
+}
+
+/**
+ * Pure: the files a Gemini request of a batch names, as a GenerateContentRequest (or an EmbedContentRequest's
+ * `content`). The /genai decoder renames proto names before its walker reads a body; a batch's requests reach
+ * Google as the caller wrote them, and protobuf JSON takes a field by its JSON name (`fileData`) or its proto
+ * name (`file_data`), so the Gemini walker reads the body under each spelling (a field given under both is read
+ * both ways, whichever Google keeps).
+ */
+export function geminiRequestReferences(req: Json): Refs {
+  const views = spellings(req);
+  if (views.length === 1) {
+    const body = views[0]!; // one view, just made
+    const gen = genaiReferences({ action: 'generateContent', body });
+    const embed = genaiReferences({ action: 'embedContent', body });
+    return gen && embed ? [...gen, ...embed] : (gen ?? embed);
+  }
+  // Two views name mostly the same files: each once.
+  const seen = new Map<string, ResourceRef>();
+  for (const body of views) {
+    for (const action of ['generateContent', 'embedContent']) {
+      for (const ref of genaiReferences({ action, body }) ?? []) seen.set(`${ref.kind}\u0000${ref.id}`, ref);
+    }
+  }
+  return seen.size > 0 ? [...seen.values()] : undefined;
+}
+
+/** The places the Gemini walker reads, in JSON names, once per spelling the caller used (usually one view). */
+function spellings(req: Json): Json[] {
+  if (!hasProtoName(req)) return [req];
+  return [protoView(req, 'json'), protoView(req, 'proto')];
+}
+
+const PROTO_NAMES: Record<string, string> = {
+  system_instruction: 'systemInstruction',
+  file_data: 'fileData',
+  file_uri: 'fileUri',
+};
+
+/** Whether a proto-named field the walker reads appears anywhere in the request (a cheap scan of its keys). */
+function hasProtoName(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(hasProtoName);
+  if (!isRecord(v)) return false;
+  for (const [k, inner] of Object.entries(v)) if (k in PROTO_NAMES || hasProtoName(inner)) return true;
+  return false;
+}
+
+/**
+ * The request with the walker's proto-named fields under their JSON names: where a field is given under both,
+ * `prefer` says which spelling wins, so reading both views reads both values.
+ */
+function protoView(v: unknown, prefer: 'json' | 'proto'): Json {
+  const walk = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(walk);
+    if (!isRecord(x)) return x;
+    const out: Json = {};
+    for (const [k, inner] of Object.entries(x)) {
+      const name = PROTO_NAMES[k];
+      if (name === undefined) {
+        if (!(k in out)) out[k] = walk(inner);
+      } else if (prefer === 'proto' || !(name in x)) out[name] = walk(inner);
+    }
+    return out;
+  };
+  return walk(v) as Json;
 }
 
 /** The walker of an inference endpoint; endpoints without one (embeddings, completions) name nothing. */
@@ -106,18 +181,25 @@ export class BatchReferences {
 
   /** Adds request `n`'s resources; past MAX_BATCH_REFS distinct ones the batch is refused (400). */
   add(line: Json, n: number, refs: Refs): void {
+    if (refs) this.addAt(() => requestLabel(line, n), refs);
+  }
+
+  /** Adds the resources of the request `where` names (`line 3 (key "b")`), as `add` does. */
+  addAt(where: () => string, refs: Refs): void {
     if (!refs) return;
+    let label: string | undefined;
     for (const ref of refs) {
       const key = `${ref.kind}\u0000${recordedId(ref)}`;
       if (this.first.has(key)) continue;
+      label ??= where();
       if (this.first.size >= MAX_BATCH_REFS) {
         throw new GatewayError(
           'invalid_request',
-          `${requestLabel(line, n)}: the batch names more than ${MAX_BATCH_REFS} distinct files, containers, stored responses and stored response items, the most one batch may name; split it into smaller batches`,
+          `${label}: the batch names more than ${MAX_BATCH_REFS} distinct files, containers, stored responses and stored response items, the most one batch may name; split it into smaller batches`,
           { param: this.param },
         );
       }
-      this.first.set(key, { ref, where: requestLabel(line, n) });
+      this.first.set(key, { ref, where: label });
     }
   }
 

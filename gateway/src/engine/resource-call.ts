@@ -38,6 +38,8 @@ export interface ResourceCall<T> {
   target?: ResourceRef | undefined;
   /** The resource the answer created: remembered with the key that created it, owned by the caller. */
   created?: ((value: T) => ResourceRef | undefined) | undefined;
+  /** More owner rows of the created resource, written with its own in one statement (a checked batch input's). */
+  createdRows?: ((value: T) => readonly ResourceRef[]) | undefined;
   /** Other resources the call names that the caller must own too (the files a container copies in). */
   uses?: readonly ResourceRef[] | undefined;
   /**
@@ -186,7 +188,7 @@ export async function runResourceCall<T>(
     const caller = callerOwner(request.principal);
     if (created) {
       await rememberResourceKey(rt, provider, created, key.id);
-      await recordOwner(rt, caller, provider, [created], key.id);
+      await recordOwner(rt, caller, provider, [created, ...(call.createdRows?.(value as T) ?? [])], key.id);
     } else if (call.target) await rememberResourceKey(rt, provider, call.target, key.id);
     if (call.deletes && call.target) await forgetOwner(rt, provider, call.target);
     const named = call.names?.(value as T) ?? [];

@@ -150,11 +150,22 @@ export async function recordOwner(
     });
 }
 
+/**
+ * The kind of the second owner row of a Gemini file whose lines were checked as a batch input when a virtual key
+ * uploaded it (engine/batch-input-scan.ts), under the file's recorded id.
+ */
+export const BATCH_INPUT = 'batch_input';
+
 /** Forgets a deleted resource's owner (best effort: a stale row only keeps a dead id 404 for others). */
 export async function forgetOwner(rt: Runtime, provider: string, ref: ResourceRef): Promise<void> {
-  await store(rt)
-    .forget(provider, ref.kind, recordedId(ref))
-    .catch((err: unknown) => rt.logger.warn({ provider, err: messageOf(err) }, 'resource owner not forgotten'));
+  const id = recordedId(ref);
+  // A file's batch input row goes with it.
+  const kinds = ref.kind === 'file' ? ['file', BATCH_INPUT] : [ref.kind];
+  for (const kind of kinds) {
+    await store(rt)
+      .forget(provider, kind, id)
+      .catch((err: unknown) => rt.logger.warn({ provider, err: messageOf(err) }, 'resource owner not forgotten'));
+  }
 }
 
 /** A page of a provider's list in OpenAI's shape (Gemini's lists add `next_page_token`). */

@@ -1,7 +1,8 @@
 // Files on the Gemini API in OpenAI's file shapes. An upload uses Google's resumable protocol: a `start` call
 // opens the session, then the caller's bytes go up in chunks of UPLOAD_CHUNK_BYTES as they arrive (the size is
 // not known before the form ends, and no chunk is held beyond one), the last with `upload, finalize`. A form
-// that fails (too large, no purpose) never sends the finalize, so Google keeps nothing. Content can be
+// that fails (too large, no purpose) or bytes the gateway refuses (a virtual key's batch input naming another
+// tenant's file) never send the finalize, and the session is cancelled, so Google keeps nothing. Content can be
 // downloaded only for files Gemini generated (a batch's results); the refusal for uploads is Google's own.
 import type { FileDeleted, FileList, FileObject } from '../../schemas/files.ts';
 import { epochOrNull, epochSeconds } from '../anthropic/files.ts';
@@ -99,26 +100,33 @@ export function geminiFiles(api: GoogleApi): FileCalls {
       let offset = 0;
       let pending: Buffer[] = [];
       let pendingBytes = 0;
-      for await (const chunk of up.data) {
-        pending.push(Buffer.from(chunk));
-        pendingBytes += chunk.length;
-        // More than a chunk is waiting: send whole chunks and keep the rest (the last chunk finalizes).
-        if (pendingBytes > UPLOAD_CHUNK_BYTES) {
-          let all = Buffer.concat(pending);
-          while (all.length > UPLOAD_CHUNK_BYTES) {
-            const sent = await put(all.subarray(0, UPLOAD_CHUNK_BYTES), 'upload', offset);
-            await sent.body.text().catch(() => undefined);
-            offset += UPLOAD_CHUNK_BYTES;
-            all = all.subarray(UPLOAD_CHUNK_BYTES);
+      let finalizing = false;
+      try {
+        for await (const chunk of up.data) {
+          pending.push(Buffer.from(chunk));
+          pendingBytes += chunk.length;
+          // More than a chunk is waiting: send whole chunks and keep the rest (the last chunk finalizes).
+          if (pendingBytes > UPLOAD_CHUNK_BYTES) {
+            let all = Buffer.concat(pending);
+            while (all.length > UPLOAD_CHUNK_BYTES) {
+              const sent = await put(all.subarray(0, UPLOAD_CHUNK_BYTES), 'upload', offset);
+              await sent.body.text().catch(() => undefined);
+              offset += UPLOAD_CHUNK_BYTES;
+              all = all.subarray(UPLOAD_CHUNK_BYTES);
+            }
+            pending = [all];
+            pendingBytes = all.length;
           }
-          pending = [all];
-          pendingBytes = all.length;
         }
+        // The form's fields are valid and its bytes passed every check (they have ended): only now is the file made.
+        const purpose = up.fields().purpose;
+        finalizing = true;
+        const done = await jsonOf(await put(Buffer.concat(pending), 'upload, finalize', offset));
+        return fileOf(done['file'] ?? done, purpose);
+      } catch (err) {
+        if (!finalizing) await cancelSession(api, ctx, session);
+        throw err;
       }
-      // The form's fields are valid (it has ended): only now is the file made.
-      const purpose = up.fields().purpose;
-      const done = await jsonOf(await put(Buffer.concat(pending), 'upload, finalize', offset));
-      return fileOf(done['file'] ?? done, purpose);
     },
     list: async (q, ctx) =>
       (await googlePage(api, ctx, q, { collection: 'files', field: 'files', maxPage: 100 }, (f) =>
@@ -140,6 +148,26 @@ export function geminiFiles(api: GoogleApi): FileCalls {
       return binaryAnswer(res, MAX_FILE_DOWNLOAD_BYTES, 'application/octet-stream');
     },
   };
+}
+
+/** How long the cancel of a refused upload may take: it is a courtesy, the session expires unfinalized anyway. */
+const CANCEL_TIMEOUT_MS = 10_000;
+
+/**
+ * Best effort: drops the chunks Google holds for an upload that will not be finalized, so nothing of a refused
+ * file stays upstream. Sent on its own deadline, since the caller's request may be the one that went away.
+ */
+async function cancelSession(api: GoogleApi, ctx: CallContext, session: string): Promise<void> {
+  const signal = AbortSignal.timeout(Math.min(CANCEL_TIMEOUT_MS, ctx.network.timeout_ms));
+  try {
+    const res = await sendGoogle(
+      { ...ctx, signal },
+      { url: session, headers: { ...api.auth(ctx), 'x-goog-upload-command': 'cancel' }, body: '' },
+    );
+    await res.body.text().catch(() => undefined);
+  } catch {
+    // The upload's own error is the answer; an unfinalized session keeps no file.
+  }
 }
 
 const STATES: Record<string, string> = { ACTIVE: 'processed', PROCESSING: 'uploaded', FAILED: 'error' };

@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { batchRule, readBatchInput } from '../../engine/batch-input.ts';
-import { type BatchDialect, checkBatchReferences } from '../../engine/batch-references.ts';
+import { requireBatchInput } from '../../engine/batch-input-scan.ts';
+import { batchDialect, checkBatchReferences } from '../../engine/batch-references.ts';
 import { byIdCall, kindById } from '../../engine/resource-by-id.ts';
 import type { LogTail } from '../../engine/resource-call.ts';
 import { type ListOp, ownedListCall } from '../../engine/resource-list.ts';
@@ -93,7 +94,7 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
                 const pc = vk.provider_configs.find((c) => c.provider === ctx.provider);
                 // A batch of one model (Gemini) had that model checked with the call; its lines cannot name another.
                 const rule = a.batches?.oneModel ? undefined : batchRule(vk.name, pc, body);
-                const dialect = dialectOf(a);
+                const dialect = batchDialect(a);
                 // One read of the input serves both checks. Anthropic takes no input file and Gemini serves no
                 // uploaded file back, so only OpenAI-style input files are read for their references alone.
                 const references = {
@@ -104,6 +105,10 @@ export function registerBatchRoutes(app: FastifyInstance, rt: Runtime): void {
                 const max = ctx.network.max_response_bytes;
                 const refs = await readBatchInput(body, { rule, references }, fileReader(a, body, ctx), max);
                 if (refs) await checkBatchReferences(rt, vk.id, ctx.provider, refs);
+                // A Gemini input file's lines were checked when the key uploaded it, or the file cannot run.
+                if (dialect === 'genai' && a.files?.upload && body.input_file_id !== undefined) {
+                  await requireBatchInput(rt, vk.id, ctx.provider, body.input_file_id);
+                }
               }
               return create.call(a.batches, body, ctx);
             };
@@ -200,14 +205,6 @@ const BATCH = kindById(
 function batchFiles(b: Batch): ResourceRef[] {
   const ids = [b.input_file_id, b.output_file_id, b.error_file_id];
   return ids.filter((id): id is string => typeof id === 'string' && id !== '').map((id) => ({ kind: 'file', id }));
-}
-
-/** How a provider runs batch lines beside OpenAI's shape: as requests of the native API it speaks, if any. */
-function dialectOf(a: ProviderAdapter): BatchDialect {
-  const native = a.native?.unary;
-  if (native?.['anthropic.messages']) return 'anthropic';
-  if (native?.['genai.generate_content']) return 'genai';
-  return 'openai';
 }
 
 /** The input file's bytes, read with the key that holds it; undefined when the provider cannot serve them. */

@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { type BatchInputScan, batchInputRef, scanBatchInput } from '../../engine/batch-input-scan.ts';
 import { type ByIdOp, byIdCall, kindById, type ResourceKind } from '../../engine/resource-by-id.ts';
 import { callerGone, type ResourceCall, runResourceCall } from '../../engine/resource-call.ts';
 import { ownedListCall } from '../../engine/resource-list.ts';
@@ -223,18 +224,22 @@ async function upload(rt: Runtime, request: FastifyRequest, reply: FastifyReply)
       return uploaded;
     },
   };
+  let scan: BatchInputScan | undefined;
   const c: ResourceCall<unknown> = {
     requestType,
     label: 'file uploads',
     idempotent: false,
     admit: true,
     created: (v) => ({ kind: 'file', id: (v as { id: string }).id }),
+    createdRows: (v) => (scan?.passed() ? [batchInputRef((v as { id: string }).id)] : []),
     method: (a) => {
       const fn = a.files?.upload;
       if (!fn) return undefined;
       return async (ctx) => {
+        // A virtual key's Gemini batch input has its lines checked on the way (engine/batch-input-scan.ts).
+        scan = scanBatchInput(rt, request.principal, a, ctx, up);
         try {
-          return await fn.call(a.files, up, ctx);
+          return await fn.call(a.files, scan?.upload ?? up, ctx);
         } catch (err) {
           // The caller's form failed (too large, no purpose): that is the answer, not the aborted upstream call.
           throw form.failure ?? err;

@@ -61,9 +61,10 @@ export function registerFileRoutes(app: FastifyInstance, rt: Runtime): void {
           body: UploadForm,
           bodyType: 'multipart/form-data',
           responses: { 200: { description: 'The file object (OpenAI shape)', json: FileObject } },
-          // Admitted like inference: a spent budget is 402, a request rate limit 429.
+          // Admitted like inference: a spent budget is 402, a request rate limit 429. A virtual key's Gemini batch
+          // input naming a file it does not own is 404; its owner records unreadable, 503.
         },
-        [402, 403, 413, 429],
+        [402, 403, 404, 413, 429, 503],
       ),
     },
     handler: (request, reply) => upload(rt, request, reply),

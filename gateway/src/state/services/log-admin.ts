@@ -13,8 +13,6 @@ import { MAX_RANGE_DAYS } from './log-histograms.ts';
 export const MAX_FILTER_VALUES = 500;
 /** The window filter data reads by default. */
 const DEFAULT_FILTER_WINDOW_MS = 30 * 86_400_000;
-/** Rows one DELETE statement removes; a delete by filter runs such statements until none is left. */
-const DELETE_BATCH = 5000;
 /** Price combinations (provider, model, key, virtual key) one recalculation considers. */
 const MAX_PRICE_TUPLES = 5000;
 
@@ -77,6 +75,37 @@ const SETS: Record<number, { kind: keyof Omit<FilterData, 'routing_engines'>; co
   61: { kind: 'virtual_key_ids', column: 'virtual_key_id' },
   62: { kind: 'routing_rule_ids', column: 'routing_rule_id' },
 };
+
+/** Rows one DELETE statement removes; a delete by filter runs such statements until none is left. */
+const DELETE_BATCH = 5000;
+
+/**
+ * Deletes the rows of a log table (ids are time-ordered, the primary key) that `conditions` match, DELETE_BATCH at a
+ * time; resolves to the rows deleted. Each batch starts after the last id deleted: rows the filters pass over are
+ * read once, not once per batch.
+ */
+export async function deleteMatching(
+  db: Db,
+  table: 'request_logs' | 'mcp_tool_logs',
+  conditions: readonly string[],
+  params: readonly unknown[],
+): Promise<number> {
+  const where = whereOf([...conditions, `id > $${params.length + 1}`]);
+  let deleted = 0;
+  let last = '';
+  for (;;) {
+    const { rows } = await db.query<{ n: string | number; last: string | null }>(
+      `WITH d AS (DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} ${where} ORDER BY id LIMIT ${DELETE_BATCH})
+                  RETURNING id)
+       SELECT count(*) AS n, max(id) AS last FROM d`,
+      [...params, last],
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    deleted += n;
+    if (n < DELETE_BATCH || !rows[0]?.last) return deleted;
+    last = rows[0].last;
+  }
+}
 
 /**
  * The WHERE clause (and its parameters) of the window a filter-data query reads (`start_time`/`end_time`, default
@@ -146,24 +175,7 @@ export class LogAdmin {
       return rowCount;
     }
     const params: unknown[] = [];
-    const conditions = filterSql(r.data.filters ?? {}, params);
-    // Each batch starts after the last id deleted: rows the filters pass over are read once, not once per batch.
-    const after = `$${params.length + 1}`;
-    const where = whereOf([...conditions, `id > ${after}`]);
-    let deleted = 0;
-    let last = '';
-    for (;;) {
-      const { rows } = await this.db.query<{ n: string | number; last: string | null }>(
-        `WITH d AS (DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs ${where} ORDER BY id LIMIT ${DELETE_BATCH})
-                    RETURNING id)
-         SELECT count(*) AS n, max(id) AS last FROM d`,
-        [...params, last],
-      );
-      const n = Number(rows[0]?.n ?? 0);
-      deleted += n;
-      if (n < DELETE_BATCH || !rows[0]?.last) return deleted;
-      last = rows[0].last;
-    }
+    return deleteMatching(this.db, 'request_logs', filterSql(r.data.filters ?? {}, params), params);
   }
 
   /**

@@ -5,7 +5,7 @@ import type { Db } from '../db/types.ts';
 import { StateError } from '../errors.ts';
 import { timeOrderedFloor } from '../ids.ts';
 import { invalidInput } from './input.ts';
-import { filterDataWindow, MAX_FILTER_VALUES } from './log-admin.ts';
+import { deleteMatching, filterDataWindow, MAX_FILTER_VALUES } from './log-admin.ts';
 import { checkFilterRanges, whereOf } from './log-filters.ts';
 import { MCP_FILTER_FIELDS, McpLogFilters, mcpFilterSql, noFilter } from './mcp-log-filters.ts';
 import { writeMcpLogLines } from './mcp-log-rows.ts';
@@ -15,8 +15,6 @@ type SortKey = (typeof MCP_SORT_KEYS)[number];
 
 /** Ids `byIds` and a delete take at a time. */
 export const MAX_MCP_IDS = 1000;
-/** Rows one DELETE statement removes; a delete by filter runs such statements until none is left. */
-const DELETE_BATCH = 5000;
 
 /** GET /api/mcp-logs: the reference's query parameters. */
 export const McpLogQuery = z
@@ -180,23 +178,7 @@ export class McpLogStore {
       return rowCount;
     }
     const params: unknown[] = [];
-    const conditions = mcpFilterSql(r.data.filters ?? {}, params);
-    // Each batch starts after the last id deleted: rows the filters pass over are read once, not once per batch.
-    const where = whereOf([...conditions, `id > $${params.length + 1}`]);
-    let deleted = 0;
-    let last = '';
-    for (;;) {
-      const { rows } = await this.db.query<{ n: string | number; last: string | null }>(
-        `WITH d AS (DELETE FROM mcp_tool_logs WHERE id IN (SELECT id FROM mcp_tool_logs ${where} ORDER BY id LIMIT ${DELETE_BATCH})
-                    RETURNING id)
-         SELECT count(*) AS n, max(id) AS last FROM d`,
-        [...params, last],
-      );
-      const n = Number(rows[0]?.n ?? 0);
-      deleted += n;
-      if (n < DELETE_BATCH || !rows[0]?.last) return deleted;
-      last = rows[0].last;
-    }
+    return deleteMatching(this.db, 'mcp_tool_logs', mcpFilterSql(r.data.filters ?? {}, params), params);
   }
 
   /**

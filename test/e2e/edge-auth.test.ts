@@ -112,6 +112,20 @@ describe('route census', () => {
       expect(byUrl(u), u).toBe('inference');
     }
     expect(byUrl('/compat-a/openai/deployments/:deployment/audio/transcriptions')).toBe('inference');
+    // The Gemini Files API in Google's shapes, at /genai and under each framework mount.
+    for (const u of [
+      '/genai/upload/v1beta/files',
+      '/genai/upload/v1/files',
+      '/genai/v1beta/files',
+      '/genai/v1beta/files/:file_id',
+      '/genai/v1/files/:file_id',
+      '/langchain/genai/upload/v1beta/files',
+    ]) {
+      expect(byUrl(u), u).toBe('inference');
+    }
+    expect(routes.filter((r) => r.url === '/genai/v1beta/files/:file_id').map((r) => r.method)).toEqual(
+      expect.arrayContaining(['GET', 'DELETE']),
+    );
   });
 
   it('has every registered route in the API document, with its scheme’s security', async () => {

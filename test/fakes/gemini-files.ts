@@ -1,6 +1,6 @@
 // A fake of the Gemini API's Files API: resumable uploads (`start`, then `upload` chunks in multiples of the
 // 256 KiB granularity at the right offsets, the last `upload, finalize`; `cancel` drops a session), File resources (`files/{id}`, int64
-// sizes as strings, RFC 3339 times), token pages, delete, and downloads of generated files only.
+// sizes as strings, RFC 3339 times), token pages (`pageSize`, default 10), delete, and downloads of generated files only.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { type RecordedRequest, type Route, sendJson } from './server.ts';
@@ -148,7 +148,14 @@ export function geminiFileRoutes(files: Map<string, GeminiStoredFile>): Route[] 
       path: '/v1beta/files',
       handler: (req, res) => {
         if (!checkKey(req, res)) return;
-        sendJson(res, 200, { files: [...files.values()].map((f) => f.meta) });
+        // Pages by token as Google does: the token is opaque to callers (here, the index to go on from).
+        const q = new URL(req.url, 'http://x').searchParams;
+        const size = Math.min(Number(q.get('pageSize') ?? 10) || 10, 100);
+        const from = Number(q.get('pageToken') ?? 0) || 0;
+        const all = [...files.values()].map((f) => f.meta);
+        const page = all.slice(from, from + size);
+        const next = from + size < all.length ? { nextPageToken: String(from + size) } : {};
+        sendJson(res, 200, { files: page, ...next });
       },
     },
     {

@@ -1,5 +1,6 @@
 // The contract every upstream provider implements. Providers are pure translators around one HTTP call:
 // they never pick keys, retry, fall back or log (the engine does that).
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type {
   SpeechAudio,
@@ -200,6 +201,42 @@ export interface FileCalls {
   retrieve?(id: string, ctx: CallContext): Promise<FileObject>;
   delete?(id: string, ctx: CallContext): Promise<FileDeleted>;
   content?(id: string, ctx: CallContext): Promise<BinaryBody>;
+  /** The Gemini API's file calls in Google's own shapes, for `/genai` (routes/native/genai-files.ts). */
+  genai?: GenaiFileCalls;
+}
+
+/** A Gemini File resource or answer, as Google writes it. */
+export type GoogleJson = Record<string, unknown>;
+
+/** Gemini's Files API in its own wire shapes; upload sessions are Google's resumable protocol. */
+export interface GenaiFileCalls {
+  /** A whole upload in one call; `beforeFinalize` runs once the bytes have ended (a throw cancels). `{file}`. */
+  upload(
+    start: { metadata: GoogleJson; mimetype: string; length?: number | undefined },
+    data: AsyncIterable<Uint8Array>,
+    beforeFinalize: () => void,
+    ctx: CallContext,
+  ): Promise<GoogleJson>;
+  /** Opens a session for bytes that come in several requests: Google's session URL (never shown to callers). */
+  open(
+    start: { metadata: GoogleJson; mimetype: string; length?: number | undefined },
+    ctx: CallContext,
+  ): Promise<string>;
+  /** One request of bytes into a session; `json` is Google's `{file}` after the finalize. */
+  chunk(
+    session: string,
+    chunk: { command: 'upload' | 'upload, finalize'; offset: number; body: Uint8Array | Readable },
+    ctx: CallContext,
+  ): Promise<{ status: string; json: GoogleJson | undefined }>;
+  /** Best effort: drops a session that will not be finalized. */
+  cancel(session: string, ctx: CallContext): Promise<void>;
+  /** One page: Google's files, with `id` (their name) for the owner filter. */
+  list(
+    query: { limit?: number | undefined; after?: string | undefined },
+    ctx: CallContext,
+  ): Promise<{ data: { id: string; file: GoogleJson }[]; has_more: boolean; next_page_token: string | null }>;
+  get(id: string, ctx: CallContext): Promise<GoogleJson>;
+  delete(id: string, ctx: CallContext): Promise<GoogleJson>;
 }
 
 /** A provider's batch calls; `ctx.model` is the batch's model when the caller named one, else empty. */

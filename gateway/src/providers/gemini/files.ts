@@ -4,6 +4,7 @@
 // that fails (too large, no purpose) or bytes the gateway refuses (a virtual key's batch input naming another
 // tenant's file) never send the finalize, and the session is cancelled, so Google keeps nothing. Content can be
 // downloaded only for files Gemini generated (a batch's results); the refusal for uploads is Google's own.
+import type { Readable } from 'node:stream';
 import type { FileDeleted, FileList, FileObject } from '../../schemas/files.ts';
 import { epochOrNull, epochSeconds } from '../anthropic/files.ts';
 import { ProviderError } from '../errors.ts';
@@ -11,7 +12,7 @@ import { badShape, MAX_FILE_DOWNLOAD_BYTES, openAIList } from '../openai/files.t
 import { binaryAnswer } from '../shared/binary.ts';
 import { joinUrl, type UpstreamRequest, type UpstreamResponse } from '../shared/http.ts';
 import { pathSegment } from '../shared/url.ts';
-import type { CallContext, FileCalls } from '../types.ts';
+import type { CallContext, FileCalls, GenaiFileCalls } from '../types.ts';
 import { sendGoogle } from './errors.ts';
 
 type Ctx = Pick<CallContext, 'key' | 'network'>;
@@ -74,59 +75,15 @@ export async function googlePage<T extends { id: string }>(
 
 export function geminiFiles(api: GoogleApi): FileCalls {
   const v1 = (ctx: Ctx, path: string) => joinUrl(api.base(ctx), `/v1beta/${path}`);
-  const json = (ctx: Ctx) => ({ ...api.auth(ctx), 'content-type': 'application/json' });
   return {
     async upload(up, ctx) {
-      const start = await sendGoogle(ctx, {
-        url: joinUrl(api.base(ctx), '/upload/v1beta/files'),
-        headers: {
-          ...json(ctx),
-          'x-goog-upload-protocol': 'resumable',
-          'x-goog-upload-command': 'start',
-          'x-goog-upload-header-content-type': up.mimetype || 'application/octet-stream',
-        },
-        body: JSON.stringify({ file: { displayName: up.filename || 'file' } }),
+      let purpose = 'user_data';
+      const start = { metadata: { file: { displayName: up.filename || 'file' } }, mimetype: up.mimetype };
+      // The form's fields are valid once its bytes have ended: only then is the file made.
+      const done = await resumableUpload(api, ctx, start, up.data, () => {
+        purpose = up.fields().purpose;
       });
-      const sessionUrl = header(start, 'x-goog-upload-url');
-      await start.body.text().catch(() => undefined);
-      if (!sessionUrl) throw new ProviderError('bad_response', 'upstream opened no upload session (x-goog-upload-url)');
-      const session = onOrigin(sessionUrl, api.base(ctx));
-      const put = (bytes: Uint8Array, command: string, offset: number) =>
-        sendGoogle(ctx, {
-          url: session,
-          headers: { ...api.auth(ctx), 'x-goog-upload-command': command, 'x-goog-upload-offset': String(offset) },
-          body: bytes,
-        });
-      let offset = 0;
-      let pending: Buffer[] = [];
-      let pendingBytes = 0;
-      let finalizing = false;
-      try {
-        for await (const chunk of up.data) {
-          pending.push(Buffer.from(chunk));
-          pendingBytes += chunk.length;
-          // More than a chunk is waiting: send whole chunks and keep the rest (the last chunk finalizes).
-          if (pendingBytes > UPLOAD_CHUNK_BYTES) {
-            let all = Buffer.concat(pending);
-            while (all.length > UPLOAD_CHUNK_BYTES) {
-              const sent = await put(all.subarray(0, UPLOAD_CHUNK_BYTES), 'upload', offset);
-              await sent.body.text().catch(() => undefined);
-              offset += UPLOAD_CHUNK_BYTES;
-              all = all.subarray(UPLOAD_CHUNK_BYTES);
-            }
-            pending = [all];
-            pendingBytes = all.length;
-          }
-        }
-        // The form's fields are valid and its bytes passed every check (they have ended): only now is the file made.
-        const purpose = up.fields().purpose;
-        finalizing = true;
-        const done = await jsonOf(await put(Buffer.concat(pending), 'upload, finalize', offset));
-        return fileOf(done['file'] ?? done, purpose);
-      } catch (err) {
-        if (!finalizing) await cancelSession(api, ctx, session);
-        throw err;
-      }
+      return fileOf(done['file'] ?? done, purpose);
     },
     list: async (q, ctx) =>
       (await googlePage(api, ctx, q, { collection: 'files', field: 'files', maxPage: 100 }, (f) =>
@@ -147,7 +104,122 @@ export function geminiFiles(api: GoogleApi): FileCalls {
       });
       return binaryAnswer(res, MAX_FILE_DOWNLOAD_BYTES, 'application/octet-stream');
     },
+    genai: geminiNativeFiles(api),
   };
+}
+
+/** The same calls in Google's own shapes (the `/genai` routes answer what Google answers). */
+function geminiNativeFiles(api: GoogleApi): GenaiFileCalls {
+  const url = (ctx: Ctx, id: string) => joinUrl(api.base(ctx), `/v1beta/${resourcePath('files', id)}`);
+  return {
+    upload: (start, data, beforeFinalize, ctx) => resumableUpload(api, ctx, start, data, beforeFinalize),
+    open: (start, ctx) => openUploadSession(api, ctx, start),
+    chunk: (session, chunk, ctx) => sendUploadChunk(api, ctx, session, chunk),
+    cancel: (session, ctx) => cancelUploadSession(api, ctx, session),
+    list: (q, ctx) =>
+      googlePage(api, ctx, q, { collection: 'files', field: 'files', maxPage: 100 }, (f) => {
+        if (f === null || typeof f !== 'object' || typeof (f as Json)['name'] !== 'string') throw badShape('file');
+        return { id: (f as Json)['name'] as string, file: f as Json }; // an object with a string name, checked
+      }),
+    get: (id, ctx) => googleJson(ctx, { method: 'GET', url: url(ctx, id), headers: api.auth(ctx) }),
+    delete: (id, ctx) => googleJson(ctx, { method: 'DELETE', url: url(ctx, id), headers: api.auth(ctx) }),
+  };
+}
+
+/** What starts a resumable upload: the `{file: {...}}` metadata and the bytes' media type (and length, if known). */
+export interface ResumableStart {
+  metadata: Json;
+  mimetype: string;
+  length?: number | undefined;
+}
+
+/** Opens a resumable upload session: Google's session URL, a capability the caller never sees. */
+export async function openUploadSession(api: GoogleApi, ctx: CallContext, start: ResumableStart): Promise<string> {
+  const res = await sendGoogle(ctx, {
+    url: joinUrl(api.base(ctx), '/upload/v1beta/files'),
+    headers: {
+      ...api.auth(ctx),
+      'content-type': 'application/json',
+      'x-goog-upload-protocol': 'resumable',
+      'x-goog-upload-command': 'start',
+      'x-goog-upload-header-content-type': start.mimetype || 'application/octet-stream',
+      ...(start.length === undefined ? {} : { 'x-goog-upload-header-content-length': String(start.length) }),
+    },
+    body: JSON.stringify(start.metadata),
+  });
+  const sessionUrl = header(res, 'x-goog-upload-url');
+  await res.body.text().catch(() => undefined);
+  if (!sessionUrl) throw new ProviderError('bad_response', 'upstream opened no upload session (x-goog-upload-url)');
+  return onOrigin(sessionUrl, api.base(ctx));
+}
+
+/** One request of bytes into an open session: `upload` or `upload, finalize` at `offset`. */
+export async function sendUploadChunk(
+  api: GoogleApi,
+  ctx: CallContext,
+  session: string,
+  chunk: { command: 'upload' | 'upload, finalize'; offset: number; body: Uint8Array | Readable },
+): Promise<{ status: string; json: Json | undefined }> {
+  const res = await sendGoogle(ctx, {
+    url: session,
+    headers: { ...api.auth(ctx), 'x-goog-upload-command': chunk.command, 'x-goog-upload-offset': String(chunk.offset) },
+    body: chunk.body,
+  });
+  const status = header(res, 'x-goog-upload-status') ?? (chunk.command === 'upload' ? 'active' : 'final');
+  if (chunk.command === 'upload') {
+    await res.body.text().catch(() => undefined);
+    return { status, json: undefined };
+  }
+  return { status, json: await jsonOf(res) };
+}
+
+/**
+ * A whole upload through one session: the bytes go up in chunks of UPLOAD_CHUNK_BYTES as they arrive, the last
+ * with `upload, finalize` once `beforeFinalize` accepts them. Any failure before the finalize cancels the
+ * session, so Google keeps nothing. Google's answer, as it is.
+ */
+export async function resumableUpload(
+  api: GoogleApi,
+  ctx: CallContext,
+  start: ResumableStart,
+  data: AsyncIterable<Uint8Array>,
+  beforeFinalize: () => void,
+): Promise<Json> {
+  const session = await openUploadSession(api, ctx, start);
+  const put = async (bytes: Uint8Array, offset: number) =>
+    sendUploadChunk(api, ctx, session, { command: 'upload', offset, body: bytes });
+  let offset = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let finalizing = false;
+  try {
+    for await (const chunk of data) {
+      pending.push(Buffer.from(chunk));
+      pendingBytes += chunk.length;
+      // More than a chunk is waiting: send whole chunks and keep the rest (the last chunk finalizes).
+      if (pendingBytes > UPLOAD_CHUNK_BYTES) {
+        let all = Buffer.concat(pending);
+        while (all.length > UPLOAD_CHUNK_BYTES) {
+          await put(all.subarray(0, UPLOAD_CHUNK_BYTES), offset);
+          offset += UPLOAD_CHUNK_BYTES;
+          all = all.subarray(UPLOAD_CHUNK_BYTES);
+        }
+        pending = [all];
+        pendingBytes = all.length;
+      }
+    }
+    beforeFinalize();
+    finalizing = true;
+    const done = await sendUploadChunk(api, ctx, session, {
+      command: 'upload, finalize',
+      offset,
+      body: Buffer.concat(pending),
+    });
+    return done.json ?? {};
+  } catch (err) {
+    if (!finalizing) await cancelUploadSession(api, ctx, session);
+    throw err;
+  }
 }
 
 /** How long the cancel of a refused upload may take: it is a courtesy, the session expires unfinalized anyway. */
@@ -157,7 +229,7 @@ const CANCEL_TIMEOUT_MS = 10_000;
  * Best effort: drops the chunks Google holds for an upload that will not be finalized, so nothing of a refused
  * file stays upstream. Sent on its own deadline, since the caller's request may be the one that went away.
  */
-async function cancelSession(api: GoogleApi, ctx: CallContext, session: string): Promise<void> {
+export async function cancelUploadSession(api: GoogleApi, ctx: CallContext, session: string): Promise<void> {
   const signal = AbortSignal.timeout(Math.min(CANCEL_TIMEOUT_MS, ctx.network.timeout_ms));
   try {
     const res = await sendGoogle(

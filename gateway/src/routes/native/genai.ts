@@ -4,6 +4,7 @@
 import { genaiFormat } from '../../formats/genai/format.ts';
 import { modelsCall } from '../../formats/genai/operations.ts';
 import { registerInferenceRoute } from '../inference-route.ts';
+import { registerGenaiFiles } from './genai-files.ts';
 import { registerGenaiModelList } from './genai-models.ts';
 import type { NativeRoutes } from './native-routes.ts';
 
@@ -17,6 +18,7 @@ export const genaiRoutes: NativeRoutes = {
       const op = { ...modelsCall, doc: { ...modelsCall.doc, operationId: `${modelsCall.doc.operationId}${suffix}` } };
       registerInferenceRoute(f, rt, `/${version}/models/*`, op);
       registerGenaiModelList(f, rt, version, suffix);
+      registerGenaiFiles(f, rt, version);
     }
   },
 };

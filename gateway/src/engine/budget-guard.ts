@@ -36,6 +36,9 @@ function coordinationError(err: unknown): GatewayError | undefined {
 /** Reservations outlive the upstream timeout by this much before they stop counting (a pod died). */
 const RESERVATION_GRACE_MS = 60_000;
 
+/** The candidate a fixed-price reservation holds: it is priced by its caller, not by a model. */
+const FIXED_PRICE: Candidate = { provider: '', model: '' };
+
 interface Held {
   cand: Candidate;
   plan: LimitPlan;
@@ -145,15 +148,62 @@ export class BudgetGuard {
         );
       }
       const b = plan.budgets[res.index]!;
-      this.rt.metrics.denials.inc({ reason: 'budget' });
-      throw new GatewayError(
-        'budget_exceeded',
-        `budget ${b.budgetId} would be exceeded: $${usd(res.current)} used or reserved of $${usd(res.limit)}, this request may cost up to $${usd(b.amountNano)}`,
-      );
+      throw this.budgetExceeded(b.budgetId, res, `this request may cost up to $${usd(b.amountNano)}`);
     }
     if (plan.rates.some((r) => r.kind === 'req')) this.requestCounted = true;
     this.held = { cand, plan, price, amountNano };
     this.headers = rateHeaders(plan, res.rateCounts, now);
+  }
+
+  /**
+   * Reserves a fixed price (a priced MCP tool call, `what`) in the budgets of the key, its team and its customer
+   * only: no provider config, model or provider budget applies to it, and no rate limit counts it. Throws 402
+   * `budget_exceeded` (503 while the counters are unreachable) and holds nothing; `settleFixed` charges it.
+   */
+  async admitFixed(amountNano: number, timeoutMs: number, what: string): Promise<void> {
+    await this.release();
+    const now = this.rt.now();
+    const plan: LimitPlan = {
+      rates: [],
+      budgets: planLimits(this.owners, undefined, now, amountNano, false).budgets,
+      tokenRates: [],
+    };
+    const held: Held = { cand: FIXED_PRICE, plan, price: undefined, amountNano };
+    if (plan.budgets.length === 0) {
+      this.held = held;
+      return;
+    }
+    let res: AdmitResult;
+    try {
+      res = await this.rt.state.counters.admit({
+        requestId: this.requestId,
+        now,
+        reservationTtlMs: timeoutMs + RESERVATION_GRACE_MS,
+        rates: [],
+        budgets: plan.budgets,
+      });
+    } catch (err) {
+      throw coordinationError(err) ?? err;
+    }
+    if (!res.ok) throw this.budgetExceeded(plan.budgets[res.index]!.budgetId, res, `${what} costs $${usd(amountNano)}`);
+    this.held = held;
+  }
+
+  /** Charges what `admitFixed` reserved, durably and then in the coordinator (as `settle`). */
+  settleFixed(): { costNano: number | undefined; done: Promise<void> } {
+    const held = this.held;
+    this.held = undefined;
+    if (!held) return { costNano: undefined, done: Promise.resolve() };
+    if (held.plan.budgets.length === 0) return { costNano: held.amountNano, done: Promise.resolve() };
+    return { costNano: held.amountNano, done: this.charge(held.plan, held.amountNano, 0) };
+  }
+
+  private budgetExceeded(budgetId: string, res: { current: number; limit: number }, cost: string): GatewayError {
+    this.rt.metrics.denials.inc({ reason: 'budget' });
+    return new GatewayError(
+      'budget_exceeded',
+      `budget ${budgetId} would be exceeded: $${usd(res.current)} used or reserved of $${usd(res.limit)}, ${cost}`,
+    );
   }
 
   /**
@@ -191,15 +241,19 @@ export class BudgetGuard {
     if (held.plan.budgets.length === 0 && held.plan.tokenRates.length === 0) {
       return { costNano: costNanoOut, done: Promise.resolve() };
     }
-    const tokens = usage?.total_tokens ?? 0;
+    return { costNano: costNanoOut, done: this.charge(held.plan, cost, usage?.total_tokens ?? 0) };
+  }
+
+  /** One charge of `cost` to every budget of `plan` (and `tokens` to its token counters), keyed by the request id. */
+  private charge(plan: LimitPlan, cost: number, tokens: number): Promise<void> {
     const requestId = this.requestId;
     const logger = this.rt.logger;
-    const done = this.rt.state.counters
+    return this.rt.state.counters
       .settle({
         requestId,
         now: this.rt.now(),
-        budgets: held.plan.budgets.map((b) => ({ ...b, costNano: cost })),
-        tokens: held.plan.tokenRates.map((r) => ({
+        budgets: plan.budgets.map((b) => ({ ...b, costNano: cost })),
+        tokens: plan.tokenRates.map((r) => ({
           scope: r.scope,
           id: r.id,
           windowStartMs: r.windowStartMs,
@@ -211,7 +265,6 @@ export class BudgetGuard {
         if (!result.durable)
           logger.error({ request_id: requestId, err: String(result.error) }, 'charge not yet durable');
       });
-    return { costNano: costNanoOut, done };
   }
 
   /** The budget periods the held reservation is in (an async job keeps them to release it elsewhere). */

@@ -53,6 +53,17 @@ export function authFailure(err: McpAuthError): ToolCallOutcome {
   return { kind: 'failed', type: 'permission_error', code: err.code, message };
 }
 
+/** Whether a call succeeded: only a successful call has a cost, in the log and in budgets alike. */
+export function succeeded(outcome: ToolCallOutcome): boolean {
+  return outcome.kind === 'result' && outcome.result.isError !== true;
+}
+
+/** The client's price of one call of `tool` in nano-USD (tool_pricing is USD per call); undefined without one. */
+export function toolPriceNano(client: McpClientRecord, tool: string): number | undefined {
+  const price = client.tool_pricing[tool];
+  return typeof price === 'number' && Number.isFinite(price) && price >= 0 ? Math.round(price * 1e9) : undefined;
+}
+
 /** The row of one finished call; `content` decides whether arguments, results and the tool's own error text go in. */
 export function toolLogEntry(
   start: ToolCallStart,
@@ -63,8 +74,7 @@ export function toolLogEntry(
   const { client, principal } = start;
   const vk = principal?.kind === 'virtual_key' ? principal.vk : undefined;
   const toolError = outcome.kind === 'result' && outcome.result.isError === true;
-  const success = outcome.kind === 'result' && !toolError;
-  const price = client.tool_pricing[start.tool];
+  const success = succeeded(outcome);
   return {
     id: start.id,
     created_at: start.startedAt,
@@ -87,8 +97,8 @@ export function toolLogEntry(
           : null,
     status: success ? 'success' : 'error',
     latency_ms: Math.max(0, endedAt - start.startedAt),
-    // The client's own per-call price (USD, tool_pricing); budgets are not charged with it.
-    cost_nano: success && typeof price === 'number' ? Math.round(price * 1e9) : null,
+    // The client's own per-call price (USD, tool_pricing), what a virtual key's budgets were charged (tool-charge.ts).
+    cost_nano: success ? (toolPriceNano(client, start.tool) ?? null) : null,
   };
 }
 

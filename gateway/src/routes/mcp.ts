@@ -8,6 +8,7 @@ import { replyWithError } from '../http/error-reply.ts';
 import { GatewayError } from '../http/errors.ts';
 import { documented } from '../http/openapi.ts';
 import { registerFamily } from '../http/route-family.ts';
+import { toolCharger } from '../mcp/tool-charge.ts';
 import type { Runtime } from '../runtime.ts';
 import { lazyModule } from '../util/lazy-module.ts';
 
@@ -112,6 +113,7 @@ export function registerMcpServerFamily(app: FastifyInstance, rt: Runtime): void
           signal: gone.signal,
           toolLog: rt.mcpToolLog,
           now: rt.now,
+          charges: toolCharger(rt),
           onBlocked: (tool, reason) =>
             rt.logger.info(
               { request_id: request.id, virtual_key: principal.vk.id, tool: tool.slice(0, 200), reason },

@@ -3,23 +3,17 @@
 // makes to auto-executable tools are run by the gateway in a bounded loop (loop.ts), every model call a full
 // inference of its own. The inference route calls `injectTools` once per request; with no MCP client in the
 // snapshot, or a caller that is not a virtual key, it returns at once and the body is untouched.
-import type { Logger } from 'pino';
 import type { ToolCallOut, ToolCodec, ToolDefinition } from '../../formats/types.ts';
 import type { Principal } from '../../http/auth.ts';
 import { GatewayError } from '../../http/errors.ts';
+import type { Runtime } from '../../runtime.ts';
 import { timeOrderedId } from '../../state/ids.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
 import { authErrorOf, describeError } from '../connections/errors.ts';
 import { allowedTools, mayAutoExecute, type ToolCaller } from '../policy.ts';
-import {
-  authFailure,
-  recordToolCall,
-  startToolCall,
-  type ToolCallOutcome,
-  type ToolLogSink,
-  upstreamFailure,
-} from '../tool-log.ts';
-import type { McpClientRecord, McpConnections, McpTool } from '../types.ts';
+import { refusalOutcome, type ToolCharger, type ToolHold, toolCharger } from '../tool-charge.ts';
+import { authFailure, recordToolCall, startToolCall, type ToolCallOutcome, upstreamFailure } from '../tool-log.ts';
+import type { McpTool } from '../types.ts';
 import { parseArguments, resultText } from './calls.ts';
 import { runToolLoop } from './loop.ts';
 
@@ -34,15 +28,11 @@ export const STEPS_HEADER = 'x-gateway-mcp-steps';
 export const STEP_IDS_HEADER = 'x-gateway-mcp-step-ids';
 export const BOUND_REACHED_HEADER = 'x-gateway-mcp-max-steps-reached';
 
-/** What injection needs of the Runtime. */
-export interface InjectionRuntime {
-  state: { snapshot: { mcpClients: ReadonlyMap<string, McpClientRecord> } };
-  mcp: { connections: McpConnections };
-  logger: Pick<Logger, 'info'>;
-  /** Where every executed call leaves its MCP tool-log row. */
-  mcpToolLog?: ToolLogSink | undefined;
-  now: () => number;
-}
+/**
+ * What injection needs: the gateway's Runtime (its MCP connections, the tool log, and the budgets priced calls are
+ * paid from). Unit tests pass a narrower fake; a call of an unpriced tool touches nothing but its MCP parts.
+ */
+export type InjectionRuntime = Runtime;
 
 /** One model call of the loop, under its own request id (its request-log row). */
 export type StepCall<S> = (body: unknown, stepId: string) => Promise<S>;
@@ -85,7 +75,7 @@ export function injectTools(
   const maxSteps = maxStepsOf(request.headers[MAX_STEPS_HEADER]);
   codec.addTools(body, added.map(definition));
   const byName = new Map(added.map((t) => [t.qualifiedName, t]));
-  const ctx: CallContext = { rt, caller, principal, request, signal, byName };
+  const ctx: CallContext = { rt, caller, principal, request, signal, byName, charges: toolCharger(rt) };
   return {
     async run(first, requestId, call, setHeaders) {
       const ids: string[] = [];
@@ -133,6 +123,8 @@ interface CallContext {
   signal: AbortSignal;
   /** The MCP tools this request carries, by the name the model sees. */
   byName: ReadonlyMap<string, McpTool>;
+  /** Priced calls are paid from the caller's budgets. */
+  charges: ToolCharger;
 }
 
 /** Only the MCP tools this request carries (a caller's own tool of the same name is the caller's to run). */
@@ -174,9 +166,11 @@ async function execute(ctx: CallContext, call: ToolCallOut, stepId: string): Pro
     args: args.ok ? args.value : undefined,
   });
   // The model sees every outcome as the tool's result; the tool log gets the same outcome.
+  let hold: ToolHold | undefined;
   const done = (outcome: string, logged: ToolCallOutcome, text: string): string => {
     log(outcome);
     recordToolCall(rt.mcpToolLog, start, logged, rt.now());
+    void hold?.end(logged);
     return text;
   };
   if (!args.ok) {
@@ -192,6 +186,14 @@ async function execute(ctx: CallContext, call: ToolCallOut, stepId: string): Pro
   if (!binding.ok) {
     const failed = { kind: 'failed', type: 'invalid_request', code: 'no_binding', message: binding.reason } as const;
     return done('no_binding', failed, `Error: ${binding.reason}`);
+  }
+  try {
+    hold = await ctx.charges.reserve(start);
+  } catch (err) {
+    // A budget without room for the price: the model reads the refusal as the tool's result (a spent budget then
+    // refuses the next priced model call with 402 anyway); the tool server is not called.
+    const refused = refusalOutcome(err);
+    return done(refused.code, refused, `Error: ${refused.message}`);
   }
   try {
     const result = await rt.mcp.connections.call(client, tool.name, args.value, {

@@ -16,6 +16,7 @@ import { GATEWAY_VERSION } from '../../version.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
 import { authErrorOf, describeError } from '../connections/errors.ts';
 import { allowedTools, mayExecute, splitToolName, type ToolCaller } from '../policy.ts';
+import { refusalOutcome, type ToolCharger, type ToolHold } from '../tool-charge.ts';
 import {
   authFailure,
   recordToolCall,
@@ -39,6 +40,8 @@ export interface ToolServerContext {
   /** Where every executed call leaves its MCP tool-log row, timed by `now` (epoch ms). */
   toolLog?: ToolLogSink | undefined;
   now?: (() => number) | undefined;
+  /** Priced calls are paid from the caller's budgets (tool-charge.ts); absent: nothing is charged. */
+  charges?: ToolCharger | undefined;
 }
 
 /** tools/call as received: its params are checked in the handler, so a bad one is -32602 (the SDK says -32603). */
@@ -118,14 +121,24 @@ export function createToolServer(ctx: ToolServerContext): Server {
       tool: tool.name,
       args: params.arguments ?? {},
     });
+    let hold: ToolHold | undefined;
     const done = (logged: ToolCallOutcome, answer: CallToolResult): CallToolResult => {
       recordToolCall(ctx.toolLog, start, logged, now());
+      void hold?.end(logged);
       return answer;
     };
     const binding = resolveBinding(client, ctx.principal, ctx.request);
     if (!binding.ok) {
       const failed = { kind: 'failed', type: 'invalid_request', code: 'no_binding', message: binding.reason } as const;
       return done(failed, errorResult(binding.reason));
+    }
+    try {
+      hold = await ctx.charges?.reserve(start);
+    } catch (err) {
+      // A budget without room for the price is a tool error (MCP: business-logic failures are results with
+      // isError, which the caller's model reads), not a protocol error; the tool server is not called.
+      const refused = refusalOutcome(err);
+      return done(refused, errorResult(refused.message));
     }
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, extra.signal]) : extra.signal;
     try {

@@ -12,6 +12,7 @@ import { resolveBinding } from '../../mcp/binding.ts';
 import { authErrorOf, describeError } from '../../mcp/connections/errors.ts';
 import { parseArguments, resolveTool, resultText } from '../../mcp/injection/calls.ts';
 import type { ToolCaller } from '../../mcp/policy.ts';
+import { toolCharger } from '../../mcp/tool-charge.ts';
 import {
   authFailure,
   recordToolCall,
@@ -105,7 +106,9 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
         'message; `format=responses` takes a `function_call` item and answers a `function_call_output`. A virtual ' +
         'key runs what its `mcp_configs` allow; the admin key runs every tool within the clients’ own lists. A ' +
         'tool that reports an error is still a 200 (`is_error: true`); an unreachable tool server is a 502; a ' +
-        'missing or expired OAuth authorization is a 403 whose message says what to do.',
+        'missing or expired OAuth authorization is a 403 whose message says what to do. A tool with a price ' +
+        '(the client’s `tool_pricing`) called by a virtual key is paid from the budgets of the key, its team and ' +
+        'its customer when it succeeds; a budget without room for the price refuses the call with 402.',
       querystring: ExecuteToolQuery,
       body: z.union([ChatToolCall, ResponsesToolCall]),
       bodyExamples: [
@@ -118,7 +121,7 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
           json: z.union([ChatToolMessage, ResponsesToolOutput]),
         },
       },
-      errors: [403, 404, 502],
+      errors: [402, 403, 404, 502, 503],
     }),
     async (request, reply) => {
       const query = ExecuteToolQuery.safeParse(request.query ?? {});
@@ -172,7 +175,11 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
           'mcp tool executed',
         );
         recordToolCall(rt.mcpToolLog, start, logged, endedAt);
+        void hold?.end(logged);
       };
+      // A priced tool is paid from the key's budgets: a spent budget refuses (402) before the tool server is
+      // called, and the refusal, like the other refusals of the caller's request, is not a tool-log row.
+      const hold = await toolCharger(rt).reserve(start);
       let text: string;
       let isError: boolean;
       try {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { timeOrderedId } from '../../gateway/src/state/ids.ts';
+import type { McpToolLog } from '../../gateway/src/state/services/mcp-log-rows.ts';
 import { WsTicketStore } from '../../gateway/src/state/services/sessions/ws-tickets.ts';
 import { logEntry } from '../../gateway/test/plugins/log-entry.ts';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
@@ -107,6 +108,25 @@ function expectRefusal(r: { code: number; body: Json }, status: number, code: st
   expect(r.body).toMatchObject({ is_gateway_error: true, status_code: status, error: { code } });
 }
 
+/** A stored MCP tool call's row, as the tool logger queues it. */
+function toolCall(id: string): McpToolLog {
+  return {
+    id,
+    created_at: Date.now(),
+    llm_request_id: null,
+    tool_name: 'lookup',
+    server_label: 'docs',
+    virtual_key_id: null,
+    virtual_key_name: null,
+    arguments: '{}',
+    result: null,
+    error: null,
+    status: 'success',
+    latency_ms: 3,
+    cost_nano: null,
+  };
+}
+
 const isLog = (id: string) => (m: Json) => m['type'] === 'log' && (m['payload'] as Json | undefined)?.['id'] === id;
 
 describe('live updates across pods', () => {
@@ -134,7 +154,27 @@ describe('live updates across pods', () => {
     await sleep(200);
     const logs = live.messages.filter((m) => m['type'] === 'log').map((m) => (m['payload'] as Json)['id']);
     expect(logs).toEqual(ids.slice(50));
-    expect(live.messages.filter((m) => m['type'] === 'logs_skipped')).toEqual([{ type: 'logs_skipped', count: 50 }]);
+    expect(live.messages.filter((m) => m['type'] === 'logs_skipped')).toEqual([
+      { type: 'logs_skipped', count: 50, log_type: 'log' },
+    ]);
+    await closeAll(b, live);
+  });
+
+  it('says a logs_skipped is of MCP tool logs when the larger batch was of tool calls', async () => {
+    const live = await open(b, { headers: admin });
+    const writer = a.rt.mcpToolLog.writer;
+    await writer.flush();
+    const ids = Array.from({ length: 150 }, () => timeOrderedId());
+    for (const id of ids) writer.push(toolCall(id));
+    await writer.flush();
+    await next(live, (m) => m['type'] === 'mcp_log' && (m['payload'] as Json | undefined)?.['id'] === ids.at(-1));
+    await sleep(200);
+    const calls = live.messages.filter((m) => m['type'] === 'mcp_log').map((m) => (m['payload'] as Json)['id']);
+    expect(calls).toEqual(ids.slice(50));
+    expect(live.messages.filter((m) => m['type'] === 'logs_skipped')).toEqual([
+      { type: 'logs_skipped', count: 50, log_type: 'mcp_log' },
+    ]);
+    expect(live.messages.filter((m) => m['type'] === 'log')).toEqual([]);
     await closeAll(b, live);
   });
 

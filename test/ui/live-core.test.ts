@@ -9,6 +9,7 @@ import {
   liveVerdict,
   NO_LIVE_ROWS,
   skipLiveRows,
+  skippedFor,
   withLiveRows,
 } from '../../ui/src/pages/logs/live-rows.ts';
 import type { LogEntry } from '../../ui/src/pages/logs/types.ts';
@@ -56,6 +57,16 @@ describe('parseLiveMessage', () => {
       payload: { id: 'a' },
     });
     expect(parseLiveMessage('{"type":"logs_skipped","count":4}')).toEqual({ type: 'logs_skipped', count: 4 });
+    expect(parseLiveMessage('{"type":"logs_skipped","count":4,"log_type":"log"}')).toEqual({
+      type: 'logs_skipped',
+      count: 4,
+      log_type: 'log',
+    });
+    expect(parseLiveMessage('{"type":"logs_skipped","count":2,"log_type":"mcp_log"}')).toEqual({
+      type: 'logs_skipped',
+      count: 2,
+      log_type: 'mcp_log',
+    });
     expect(parseLiveMessage('{"type":"store_update","kind":"governance","virtual_key_ids":["x"]}')).toEqual({
       type: 'store_update',
       kind: 'governance',
@@ -73,6 +84,9 @@ describe('parseLiveMessage', () => {
       '{"type":"logs_skipped","count":-1}',
       '{"type":"logs_skipped","count":1.5}',
       '{"type":"logs_skipped","count":"3"}',
+      // Of a log no page here lists, or broken: nothing to count.
+      '{"type":"logs_skipped","count":3,"log_type":"audit_log"}',
+      '{"type":"logs_skipped","count":3,"log_type":null}',
       '{"type":"store_update"}',
     ]) {
       expect(parseLiveMessage(bad), bad).toBeUndefined();
@@ -198,6 +212,18 @@ describe('live rows', () => {
     s = addLiveRow(s, row(), 'unsure', 10);
     s = skipLiveRows(s, 5);
     expect(s).toEqual({ rows: [], more: 5, unsure: 1 });
+  });
+
+  it('counts a skipped notice only on the page of its log; one that does not say (an older pod) on every page', () => {
+    const logs = { type: 'logs_skipped', count: 4, log_type: 'log' } as const;
+    const calls = { type: 'logs_skipped', count: 2, log_type: 'mcp_log' } as const;
+    const either = { type: 'logs_skipped', count: 3 } as const;
+    expect(skippedFor(logs, 'log')).toEqual({ count: 4, unattributed: false });
+    expect(skippedFor(logs, 'mcp_log')).toEqual({ count: 0, unattributed: false });
+    expect(skippedFor(calls, 'mcp_log')).toEqual({ count: 2, unattributed: false });
+    expect(skippedFor(calls, 'log')).toEqual({ count: 0, unattributed: false });
+    expect(skippedFor(either, 'log')).toEqual({ count: 3, unattributed: true });
+    expect(skippedFor(either, 'mcp_log')).toEqual({ count: 3, unattributed: true });
   });
 
   it('shows live rows above the fetched pages without repeating one', () => {

@@ -4,7 +4,7 @@
 // and error, the content-off case, the link to the model request, the link from the MCP client's page, the empty
 // state, and deleting selected calls, checked against what GET /api/mcp-logs holds.
 import OpenAI from 'openai';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLiveMessage } from '../../ui/src/api/live-protocol.ts';
 import { readMcpFilters, writeMcpFilters } from '../../ui/src/pages/mcp-logs/filters.ts';
@@ -298,6 +298,33 @@ describe('MCP tool calls page', () => {
     expect(problems).toEqual([]);
     await context.close();
   }, 90_000);
+});
+
+describe('MCP tool calls page, skipped live updates', () => {
+  it('counts skipped tool calls as new calls, leaves skipped request logs out, says an older pod’s apart', async () => {
+    const { context, page, problems } = await openPage(browser);
+    // The page's socket, passed through to the gateway, with a hand on it to send to the page.
+    const routes: WebSocketRoute[] = [];
+    await page.routeWebSocket(/\/ws\?/, (ws) => {
+      ws.connectToServer();
+      routes.push(ws);
+    });
+    await logIn(page, gw);
+    await page.goto(`${gw.uiUrl}mcp-logs?live=1`);
+    await liveCalls(page, 'live').waitFor();
+    const socket = routes.at(-1);
+    socket?.send(JSON.stringify({ type: 'logs_skipped', count: 7, log_type: 'log' }));
+    socket?.send(JSON.stringify({ type: 'logs_skipped', count: 4, log_type: 'mcp_log' }));
+    const notice = page.getByRole('status', { name: 'New tool calls not shown' });
+    await notice.getByText(/^4 more new tool calls —/).waitFor();
+    // Without log_type (a gateway pod older than it) the count may be of request logs: said apart, as before.
+    socket?.send(JSON.stringify({ type: 'logs_skipped', count: 2 }));
+    await notice.getByText(/^2 live updates were skipped by the gateway —/).waitFor();
+    expect(await notice.getByText(/^4 more new tool calls —/).count()).toBe(1);
+    expect(await notice.getByText(/request|11|13/).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 60_000);
 });
 
 describe('MCP tool calls page: its pure core', () => {

@@ -153,7 +153,7 @@ export class LiveHub {
   /** A configuration change this pod now serves. */
   storeChanged(event: ChangeEvent): void {
     if (this.clients.size === 0) return;
-    this.broadcast(storeUpdateMessage(event), false);
+    this.broadcast(storeUpdateMessage(event), undefined);
   }
 
   /** Closes every client (1001) and stops listening. */
@@ -211,7 +211,7 @@ export class LiveHub {
     if (!notice) return;
     if (this.queue.length >= MAX_QUEUED_BATCHES) {
       const dropped = this.queue.shift();
-      if (dropped) this.skipAll(dropped.rows);
+      if (dropped) this.skipAll(dropped.rows, dropped.kind);
     }
     this.queue.push(notice);
     if (!this.loading) void this.sendQueued();
@@ -234,26 +234,26 @@ export class LiveHub {
       rows = ids.length > 0 ? await this.opts.loadLogs(ids, batch.kind) : [];
     } catch (err) {
       this.opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'live logs: loading rows failed');
-      this.skipAll(batch.rows);
+      this.skipAll(batch.rows, batch.kind);
       return;
     }
-    if (batch.rows > ids.length) this.skipAll(batch.rows - ids.length);
+    if (batch.rows > ids.length) this.skipAll(batch.rows - ids.length, batch.kind);
     // In the order the rows were written (ids of one millisecond do not sort by time).
     const byId = new Map(rows.map((row) => [row['id'], row]));
     for (const id of ids) {
       const row = byId.get(id);
-      if (row) this.broadcast(liveLogMessage(batch.kind, row), true);
+      if (row) this.broadcast(liveLogMessage(batch.kind, row), batch.kind);
     }
   }
 
-  /** One message, serialised once, to every client (log events subject to each client's backpressure). */
-  private broadcast(message: string, log: boolean): void {
-    for (const c of this.clients) this.deliver(c, c.flow.offer(c.socket.bufferedAmount, message, log));
+  /** One message, serialised once, to every client (log events, of `kind`, subject to each client's backpressure). */
+  private broadcast(message: string, kind: LogKind | undefined): void {
+    for (const c of this.clients) this.deliver(c, c.flow.offer(c.socket.bufferedAmount, message, kind));
   }
 
-  private skipAll(count: number): void {
+  private skipAll(count: number, kind: LogKind): void {
     if (count <= 0) return;
-    for (const c of this.clients) this.deliver(c, c.flow.skip(c.socket.bufferedAmount, count));
+    for (const c of this.clients) this.deliver(c, c.flow.skip(c.socket.bufferedAmount, count, kind));
   }
 
   private deliver(c: Client, frames: readonly string[] | 'close'): void {
@@ -276,8 +276,7 @@ export class LiveHub {
           this.behind.delete(b);
           continue;
         }
-        const notice = b.flow.drained(b.socket.bufferedAmount);
-        if (notice !== undefined) b.socket.send(notice);
+        for (const notice of b.flow.drained(b.socket.bufferedAmount)) b.socket.send(notice);
         if (b.flow.skipped === 0) this.behind.delete(b);
       }
       if (this.behind.size === 0) {

@@ -60,9 +60,17 @@ export function liveLogMessage(kind: LogKind, payload: Record<string, unknown>):
   return kind === 'mcp' ? mcpLogMessage(payload) : logMessage(payload);
 }
 
-/** `count` log events were not sent (a slow reader, or more rows than a batch sends): refetch the list. */
-export function logsSkippedMessage(count: number): string {
-  return JSON.stringify({ type: 'logs_skipped', count });
+/** The event type of a row of `kind`: what `logs_skipped` names in `log_type`. */
+export function logEventType(kind: LogKind): 'log' | 'mcp_log' {
+  return kind === 'mcp' ? 'mcp_log' : 'log';
+}
+
+/**
+ * `count` events of `kind` were not sent (a slow reader, or more rows than a batch sends): refetch that list.
+ * `log_type` is the type of the events left out, so a page counts only its own; a client that predates it ignores it.
+ */
+export function logsSkippedMessage(count: number, kind: LogKind): string {
+  return JSON.stringify({ type: 'logs_skipped', count, log_type: logEventType(kind) });
 }
 
 /** A change to configuration (providers, governance, MCP clients, plugins, ...), once this pod serves it. */
@@ -78,8 +86,9 @@ export const PROTOCOL_DESCRIPTION =
   `than ${MAX_LIVE_CONTENT_CHARS / 1024} KiB is replaced by \`{"omitted":"too_large_for_live","chars":N}\`, fetch the ` +
   'row for it); `{"type":"mcp_log","operation":"create","payload":<entry as GET /api/mcp-logs lists it>}` for ' +
   'each MCP tool-log row, on the same terms (`arguments` and `result` each bounded like `content`); ' +
-  '`{"type":"logs_skipped","count":N}` when N log events were not sent (a batch held more rows, or ' +
-  'the client read too slowly): refetch the list; `{"type":"store_update","kind":"provider"|"governance"|' +
+  '`{"type":"logs_skipped","count":N,"log_type":"log"|"mcp_log"}` when N events of that type were not sent (a ' +
+  'batch held more rows, or the client read too slowly): refetch that list (a message without `log_type`, from an ' +
+  'older gateway, may be of either); `{"type":"store_update","kind":"provider"|"governance"|' +
   '"client_config"|"admin_keys"|"mcp"|"plugins", ...}` after a configuration change took effect on this pod ' +
   '(`name` for a provider, `virtual_key_ids` when only those virtual keys changed). A ping frame is sent every ' +
   '30 s; a client that has not answered the previous ping with a pong is disconnected. Messages from the client ' +

@@ -11,10 +11,16 @@ export interface LiveMcpLog {
   type: 'mcp_log';
   payload: unknown;
 }
-/** `count` log messages were not sent to this page: only a refetch shows them. */
+/** The message type of a log's rows: request logs (`log`) or MCP tool logs (`mcp_log`). */
+export type LiveLogType = 'log' | 'mcp_log';
+/**
+ * `count` log messages were not sent to this page: only a refetch shows them. `log_type` says which log they were
+ * of; a gateway pod older than it leaves it out, and then they may be of either.
+ */
 export interface LiveLogsSkipped {
   type: 'logs_skipped';
   count: number;
+  log_type?: LiveLogType;
 }
 /** A configuration change took effect (`provider`, `governance`, `client_config`, `mcp`, `plugins`, ...). */
 export interface LiveStoreUpdate {
@@ -50,8 +56,12 @@ export function parseLiveMessage(text: unknown): LiveMessage | undefined {
         : undefined;
     case 'logs_skipped': {
       const count = v['count'];
-      return Number.isInteger(count) && typeof count === 'number' && count > 0 && count <= MAX_COUNT
-        ? { type: 'logs_skipped', count }
+      if (!(Number.isInteger(count) && typeof count === 'number' && count > 0 && count <= MAX_COUNT)) return undefined;
+      const logType = v['log_type'];
+      if (logType === undefined) return { type: 'logs_skipped', count };
+      // Another value is of a log no page here lists (a newer gateway), or a broken message: nothing to count.
+      return logType === 'log' || logType === 'mcp_log'
+        ? { type: 'logs_skipped', count, log_type: logType }
         : undefined;
     }
     case 'store_update':

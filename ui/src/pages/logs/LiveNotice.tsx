@@ -13,8 +13,8 @@ export interface Noun {
 const counted = (n: number, noun: Noun) => `${formatCount(n)} ${n === 1 ? noun.one : noun.many}`;
 
 /**
- * `skippedApart`: say the gateway's skipped messages apart from the rows pushed out past the page (the MCP tool-log
- * page, whose skipped count may be of request logs: logs_skipped does not say which log).
+ * `skippedApart`: say skipped messages that do not name their log (from a gateway pod older than `log_type`) apart
+ * from the new rows (the MCP tool-log page, for which they may be request logs).
  */
 export function LiveNotice(props: {
   feed: LiveFeed<{ id: string }>;
@@ -24,11 +24,11 @@ export function LiveNotice(props: {
 }) {
   const { feed, noun } = props;
   const lines: string[] = [];
-  const more = props.skippedApart ? feed.more - feed.skipped : feed.more;
+  const more = props.skippedApart ? feed.more - feed.unattributed : feed.more;
   if (more > 0) lines.push(`${formatCount(more)} more new ${more === 1 ? noun.one : noun.many}`);
-  if (props.skippedApart && feed.skipped > 0) {
+  if (props.skippedApart && feed.unattributed > 0) {
     lines.push(
-      `${counted(feed.skipped, { one: 'live update was', many: 'live updates were' })} skipped by the gateway`,
+      `${counted(feed.unattributed, { one: 'live update was', many: 'live updates were' })} skipped by the gateway`,
     );
   }
   if (feed.unsure > 0) {

@@ -1,6 +1,7 @@
 // The logs explorer's live rows, pure: whether a row the gateway just stored belongs in the list on screen (the
 // filters the page can check itself), and the rows held above the fetched pages (any row with a time-ordered id:
 // the MCP tool-log page keeps its rows with the same functions). No React, no DOM.
+import type { LiveLogsSkipped, LiveLogType } from '../../api/live-protocol.ts';
 import type { CommonFilters, LogFilterState } from './filters.ts';
 import type { LogEntry } from './types.ts';
 
@@ -138,6 +139,15 @@ export function addLiveRow<R extends { id: string }>(
   const keep = Math.max(0, cap);
   if (rows.length <= keep) return { ...s, rows };
   return { ...s, rows: rows.slice(0, keep), more: s.more + rows.length - keep };
+}
+
+/**
+ * What a `logs_skipped` message means to a page listing `own` rows: `count` of them to announce, `unattributed`
+ * when the message does not say which log (an older gateway pod: they may be of either). Another log's: nothing.
+ */
+export function skippedFor(m: LiveLogsSkipped, own: LiveLogType): { count: number; unattributed: boolean } {
+  if (m.log_type === undefined) return { count: m.count, unattributed: true };
+  return { count: m.log_type === own ? m.count : 0, unattributed: false };
 }
 
 /** The gateway left `count` log messages out for this page: they can only be counted. */

@@ -3,14 +3,22 @@
 // The request-log explorer reads `log` messages; the MCP tool-log page reads `mcp_log` ones (useLiveFeed).
 import { useEffect, useRef, useState } from 'react';
 import { useLiveMessages, useLiveState } from '../../api/live.ts';
-import type { LiveMessage } from '../../api/live-protocol.ts';
+import type { LiveLogType, LiveMessage } from '../../api/live-protocol.ts';
 import type { LogFilterState } from './filters.ts';
-import { addLiveRow, asLogEntry, type LiveRows, type LiveVerdict, liveVerdict, skipLiveRows } from './live-rows.ts';
+import {
+  addLiveRow,
+  asLogEntry,
+  type LiveRows,
+  type LiveVerdict,
+  liveVerdict,
+  skipLiveRows,
+  skippedFor,
+} from './live-rows.ts';
 import type { LogEntry } from './types.ts';
 
 export interface LiveFeed<R extends { id: string } = LogEntry> extends LiveRows<R> {
-  /** Of `more`: log messages the gateway did not send (logs_skipped, which does not say which log they were of). */
-  skipped: number;
+  /** Of `more`: messages the gateway did not send without saying which log they were of (an older gateway pod). */
+  unattributed: number;
   /** The connection dropped while on: requests logged meanwhile were not announced. */
   interrupted: boolean;
 }
@@ -19,30 +27,41 @@ export function useLiveRows(on: boolean, filters: LogFilterState, cap: number): 
   return useLiveFeed(
     on,
     cap,
+    'log',
     (m) => (m.type === 'log' ? asLogEntry(m.payload) : undefined),
     (e) => liveVerdict(filters, e),
   );
 }
 
 /**
- * The rows `read` finds in the live messages, placed by `verdict`, at most `cap` of them. Both are read at each
- * message (the latest ones passed), so they may close over the page's filters.
+ * The rows `read` finds in the live messages, placed by `verdict`, at most `cap` of them; skipped messages are
+ * counted when they are of the `own` log (or do not say). Both functions are read at each message (the latest ones
+ * passed), so they may close over the page's filters.
  */
 export function useLiveFeed<R extends { id: string }>(
   on: boolean,
   cap: number,
+  own: LiveLogType,
   read: (m: LiveMessage) => R | undefined,
   verdict: (row: R) => LiveVerdict,
 ): LiveFeed<R> {
-  const [rows, setRows] = useState<LiveRows<R> & { skipped: number }>({ rows: [], more: 0, unsure: 0, skipped: 0 });
+  const [rows, setRows] = useState<LiveRows<R> & { unattributed: number }>({
+    rows: [],
+    more: 0,
+    unsure: 0,
+    unattributed: 0,
+  });
   const [interrupted, setInterrupted] = useState(false);
   useLiveMessages((m) => {
     if (m.type === 'logs_skipped') {
-      setRows((s) => ({ ...skipLiveRows(s, m.count), skipped: s.skipped + m.count }));
+      const { count, unattributed } = skippedFor(m, own);
+      if (count > 0) {
+        setRows((s) => ({ ...skipLiveRows(s, count), unattributed: s.unattributed + (unattributed ? count : 0) }));
+      }
       return;
     }
     const row = read(m);
-    if (row) setRows((s) => ({ ...addLiveRow(s, row, verdict(row), cap), skipped: s.skipped }));
+    if (row) setRows((s) => ({ ...addLiveRow(s, row, verdict(row), cap), unattributed: s.unattributed }));
   }, on);
 
   // The socket's open count, first seen open while on; a larger one later is a reconnect.

@@ -166,6 +166,7 @@ function CallList(props: {
   const feed = useLiveFeed(
     props.live && props.page === 1,
     limit,
+    'mcp_log',
     (m) => (m.type === 'mcp_log' ? asMcpLog(m.payload) : undefined),
     (e) => mcpLiveVerdict(props.filters, e),
   );

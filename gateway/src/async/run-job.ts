@@ -1,19 +1,22 @@
 // Running one claimed job: the request rebuilt from its row (decoded again by the same FormatOperation), the
 // submitting virtual key looked up again (a key revoked since is refused), then the inference core the HTTP route
 // uses (routes/inference-route.ts InferenceRun): routing, admission, the call, settlement keyed by the job id,
-// the log row. The answer is stored as the synchronous route would have sent it.
+// the log row. The answer is stored as the synchronous route would have sent it, and only once the run's charges
+// are in Postgres (charge-durable.ts).
 
 import { ownersOf } from '../engine/route-request.ts';
 import { isExpired } from '../governance/admission.ts';
 import type { Principal } from '../http/auth.ts';
 import { type ErrorEnvelope, GatewayError, toEnvelope } from '../http/errors.ts';
 import { RequestError } from '../http/request-error.ts';
-import { injectTools } from '../mcp/injection/index.ts';
+import { injectTools, type ToolInjection } from '../mcp/injection/index.ts';
 import { BinaryBody } from '../providers/shared/binary.ts';
 import { FALLBACKS_HEADER, fallbacksHeader, InferenceRun, qualify } from '../routes/inference-route.ts';
 import type { Runtime } from '../runtime.ts';
+import type { SettleResult } from '../state/governance/counters.ts';
 import type { ClaimedJob, JobStore } from '../state/services/jobs/index.ts';
 import { messageOf } from '../util/errors.ts';
+import { chargesInPostgres } from './charge-durable.ts';
 import { storedBody } from './job-view.ts';
 import type { AsyncOperation } from './operations.ts';
 
@@ -64,7 +67,30 @@ function failed(err: RequestError, id: string): End {
   return { status: 'failed', statusCode: env.status_code, error: env };
 }
 
-/** Runs the job; resolves with how it ended (the caller stores it under the claim's attempt). */
+/** The tool loop with each model call's charge noted once the call has settled it. */
+function noting(tools: ToolInjection | undefined, note: () => void): ToolInjection | undefined {
+  if (!tools) return undefined;
+  return {
+    run: (body, requestId, call, setHeaders) =>
+      tools.run(
+        body,
+        requestId,
+        async (b, stepId) => {
+          try {
+            return await call(b, stepId);
+          } finally {
+            note();
+          }
+        },
+        setHeaders,
+      ),
+  };
+}
+
+/**
+ * Runs the job; resolves with how it ended (the caller stores it under the claim's attempt) once the run's charges
+ * are in Postgres. Throws ChargeNotDurable when they are not: the job is then left to be run again.
+ */
 export async function runJob(
   rt: Runtime,
   a: AsyncOperation,
@@ -98,12 +124,39 @@ export async function runJob(
     requestCounted: true,
   };
   const run = new InferenceRun(rt, input, requestType, model, false);
-  // A run before this one settled and then lost its pod: the job is not charged again.
-  if (job.attempts > 1 && (await jobs.charged(job.id))) run.charges = false;
+  // A run before this one settled and then lost its pod: the job is not charged again. A charge of that run
+  // still in this pod's spool is written to Postgres first, so the check sees it.
+  if (job.attempts > 1) {
+    if (rt.state.charges.spoolPending) await rt.state.charges.drainSpool();
+    if (await jobs.charged(job.id)) run.charges = false;
+  }
+  // Each model call's charge (an MCP tool loop makes several), started as the call settles.
+  const charges: Promise<SettleResult>[] = [];
+  const note = () => {
+    const c = run.prepared?.guard.charging;
+    if (c !== undefined && !charges.includes(c)) charges.push(c);
+  };
+  const end = await answerOf(rt, op, job, run, decoded.body, principal, signal, note);
+  note();
+  await chargesInPostgres(rt.state.charges, charges, signal);
+  return end;
+}
+
+async function answerOf(
+  rt: Runtime,
+  op: AsyncOperation['op'],
+  job: ClaimedJob,
+  run: InferenceRun,
+  body: unknown,
+  principal: Principal,
+  signal: AbortSignal,
+  note: () => void,
+): Promise<End> {
+  const req = job.request;
   let answer: Awaited<ReturnType<InferenceRun['unary']>>;
   try {
-    const tools = injectTools(rt, op.tools, decoded.body, principal, { headers: req.headers }, signal);
-    answer = await run.unary(rt.plugins.operation(op.spec), tools, () => undefined);
+    const tools = injectTools(rt, op.tools, body, principal, { headers: req.headers }, signal);
+    answer = await run.unary(rt.plugins.operation(op.spec), noting(tools, note), () => undefined);
   } catch (err) {
     const end = failed(run.fail(err), job.id);
     // The submission's reservation, if this run never replaced it (refused before any admission).

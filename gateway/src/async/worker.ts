@@ -170,7 +170,9 @@ export class AsyncWorker {
       if (!stored) rt.logger.info({ job_id: job.id }, 'async job ended by another run; this answer is dropped');
       await ack();
     } catch (err) {
-      // Postgres or the stream failed: not acknowledged, so the job is claimed again after the idle timeout.
+      // Postgres or the stream failed, or the run's charge is not in Postgres (run-job.ts): not acknowledged, so
+      // the job is claimed again after the idle timeout. Stopped by this pod's shutdown: left quietly.
+      if (this.#closed && abort.signal.aborted) return;
       rt.logger.warn({ job_id: jobId, err: messageOf(err) }, 'async job could not be run; it will be retried');
     } finally {
       clearInterval(beat);

@@ -17,7 +17,7 @@ import { GatewayError } from '../http/errors.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Usage } from '../schemas/chat.ts';
 import { isUnavailable } from '../state/errors.ts';
-import type { AdmitResult, BudgetPeriod } from '../state/governance/counters.ts';
+import type { AdmitResult, BudgetPeriod, SettleResult } from '../state/governance/counters.ts';
 import type { BilledUnits } from './operations.ts';
 
 /** What a governed request answers while Redis (or, to load a budget, Postgres) cannot be reached. */
@@ -70,6 +70,8 @@ export class BudgetGuard {
   audioOutput: boolean | undefined;
   /** Reserved at least this much, so a spent budget refuses a request priced later (a batch, charged at results). */
   minReservationNano = 0;
+  /** The charge `settle` or `settleFixed` started, for a caller that must know it is durable (an async job). */
+  charging: Promise<SettleResult> | undefined;
 
   /** `countsRequest: false`: the request limits were already counted (a realtime session's later responses). */
   constructor(rt: Runtime, requestId: string, owners: Owners, body: unknown, countsRequest = true) {
@@ -248,23 +250,22 @@ export class BudgetGuard {
   private charge(plan: LimitPlan, cost: number, tokens: number): Promise<void> {
     const requestId = this.requestId;
     const logger = this.rt.logger;
-    return this.rt.state.counters
-      .settle({
-        requestId,
-        now: this.rt.now(),
-        budgets: plan.budgets.map((b) => ({ ...b, costNano: cost })),
-        tokens: plan.tokenRates.map((r) => ({
-          scope: r.scope,
-          id: r.id,
-          windowStartMs: r.windowStartMs,
-          windowEndMs: r.windowEndMs,
-          tokens,
-        })),
-      })
-      .then((result) => {
-        if (!result.durable)
-          logger.error({ request_id: requestId, err: String(result.error) }, 'charge not yet durable');
-      });
+    const result = this.rt.state.counters.settle({
+      requestId,
+      now: this.rt.now(),
+      budgets: plan.budgets.map((b) => ({ ...b, costNano: cost })),
+      tokens: plan.tokenRates.map((r) => ({
+        scope: r.scope,
+        id: r.id,
+        windowStartMs: r.windowStartMs,
+        windowEndMs: r.windowEndMs,
+        tokens,
+      })),
+    });
+    this.charging = result;
+    return result.then((r) => {
+      if (!r.durable) logger.error({ request_id: requestId, err: String(r.error) }, 'charge not yet durable');
+    });
   }
 
   /** The budget periods the held reservation is in (an async job keeps them to release it elsewhere). */

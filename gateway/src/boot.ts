@@ -93,6 +93,7 @@ export async function bootGateway(opts: BootOptions): Promise<Gateway> {
   const { env } = opts;
   const logger = opts.logger ?? createLogger(env.logLevel);
   const file = opts.file ?? (await loadConfigFile(env.configPath, opts.processEnv ?? process.env));
+  for (const warning of file.warnings ?? []) logger.warn(warning);
   const spoolDir = env.databaseUrl ? spoolDirFor(env.dataDir, env.databaseUrl) : undefined;
   // Start-up progress (a first embedded start takes seconds): where the database is, never its URL.
   const embedded = !env.databaseUrl;

@@ -124,6 +124,7 @@ function toolCall(id: string): McpToolLog {
     status: 'success',
     latency_ms: 3,
     cost_nano: null,
+    metadata: null,
   };
 }
 

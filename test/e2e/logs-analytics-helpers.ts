@@ -35,6 +35,7 @@ export function row(atMs: number, fields: Partial<RequestLog> = {}): RequestLog 
     routing_rule_id: null,
     content: null,
     cache_debug: null,
+    metadata: null,
     ...fields,
   };
 }

@@ -101,7 +101,7 @@ for (const backend of dbBackends('gw-mcp-logs-pglite-')) {
     }
 
     it('stores every column through the writer and lists it in the reference shape', async () => {
-      const r = row({ at: 0, ms: 12, vkId: 'vk1', llm: 'req-1', price: 0.002 });
+      const r = { ...row({ at: 0, ms: 12, vkId: 'vk1', llm: 'req-1', price: 0.002 }), metadata: { 'x-team': 'blue' } };
       await write([r]);
       const page = await store.list({});
       expect(page.logs).toEqual([
@@ -119,6 +119,7 @@ for (const backend of dbBackends('gw-mcp-logs-pglite-')) {
           latency: 12,
           cost: 0.002,
           status: 'success',
+          metadata: { 'x-team': 'blue' },
           created_at: new Date(r.created_at).toISOString(),
         },
       ]);

@@ -13,8 +13,10 @@ import {
 } from '../schemas/strings.ts';
 import { allowList } from './allow-list.ts';
 import { compatV1Governance, GovernanceFileConfig } from './governance.ts';
+import { LogHeaderFields } from './log-headers.ts';
 import { McpFileConfig } from './mcp.ts';
 import { ClientPluginFields, clientPluginConflicts, PluginsFileConfig, pluginsFromClient } from './plugins.ts';
+import { GOVERNANCE_HEADER, GOVERNANCE_HEADER_WARNING, ReferenceClientFields } from './reference-client.ts';
 import { removedSettings14 } from './removed-14.ts';
 
 export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
@@ -121,6 +123,8 @@ export const ClientConfig = z.strictObject({
    * the request's Host header. A change clears stored OAuth client registrations so registration runs again.
    */
   mcp_external_client_url: httpUrlString().optional(),
+  ...LogHeaderFields,
+  ...ReferenceClientFields,
 });
 export type ClientConfig = z.infer<typeof ClientConfig>;
 
@@ -141,13 +145,16 @@ export const AuthConfig = z.strictObject({
 export type AuthConfig = z.infer<typeof AuthConfig>;
 
 /** config.json `client`: the stored client settings, plus reference-layout fields that configure plugins. */
-const ClientFileConfig = ClientConfig.extend(ClientPluginFields);
+const ClientFileConfig = ClientConfig.extend(ClientPluginFields).extend({
+  /** Deprecated alias of enforce_auth_on_inference (folded in by the preprocess below). */
+  [GOVERNANCE_HEADER]: z.boolean().optional(),
+});
 
 export const ConfigFile = z.preprocess(
   (raw, ctx) => {
     // Removed 1.4.x settings are named with their 1.5.0 replacement (removed-14.ts).
     for (const r of removedSettings14(raw)) ctx.addIssue({ code: 'custom', path: r.path, message: r.message });
-    return compatV1Governance(raw);
+    return compatV1Governance(withGovernanceHeaderFolded(raw));
   },
   z
     .strictObject({
@@ -179,12 +186,24 @@ export const ConfigFile = z.preprocess(
       }
     })
     .transform(({ client, plugins, ...rest }) => {
-      const { enable_logging, disable_content_logging, compat, ...stored } = client;
+      const { enable_logging, disable_content_logging, compat, [GOVERNANCE_HEADER]: deprecated, ...stored } = client;
       return {
         ...rest,
         client: stored,
+        /** Deprecated settings the file used, for the start-up log. */
+        ...(deprecated === undefined ? {} : { warnings: [`config.json ${GOVERNANCE_HEADER_WARNING}`] }),
         plugins: [...plugins, ...pluginsFromClient({ enable_logging, disable_content_logging, compat })],
       };
     }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;
+
+/** config.json `client.enforce_governance_header` alone sets enforce_auth_on_inference (reference-client.ts). */
+function withGovernanceHeaderFolded(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || !('client' in raw)) return raw;
+  const client = raw.client;
+  if (typeof client !== 'object' || client === null || !(GOVERNANCE_HEADER in client)) return raw;
+  if ('enforce_auth_on_inference' in client) return raw;
+  const value = client[GOVERNANCE_HEADER];
+  return { ...raw, client: { ...client, enforce_auth_on_inference: value } };
+}

@@ -1,6 +1,8 @@
 // One inference request from parsed body to result: routing, governance admission, pinning, stickiness,
 // execution, settlement and logging.
 
+import { logMetadata } from '../config/log-headers.ts';
+import type { HeaderFilterConfig } from '../config/reference-client.ts';
 import type { Candidate } from '../governance/admission.ts';
 import type { Owners } from '../governance/limits.ts';
 import type { RequestTelemetry } from '../plugins/telemetry/index.ts';
@@ -151,7 +153,11 @@ function run<T>(
   method: Parameters<typeof execute<T>>[1]['method'],
 ): Promise<{ value: T; outcome: ExecOutcome }> {
   const vk = p.routed.owners.vk;
-  const forward = forwardHeaders(vk?.allowed_extra_headers, input.headers);
+  const forward = forwardHeaders(
+    vk?.allowed_extra_headers,
+    input.headers,
+    rt.state.snapshot.client.header_filter_config,
+  );
   const guard = p.guard;
   return execute(execDeps(rt), {
     candidates: p.routed.candidates,
@@ -175,10 +181,14 @@ function run<T>(
   });
 }
 
-/** The caller headers a virtual key's `allowed_extra_headers` lets through to the provider. */
+/**
+ * The caller headers a virtual key's `allowed_extra_headers` lets through to the provider, within the gateway-wide
+ * `header_filter_config` (a non-empty allowlist narrows, the denylist blocks and wins).
+ */
 export function forwardHeaders(
   allowed: readonly string[] | undefined,
   headers: Headers,
+  filter: HeaderFilterConfig = { allowlist: [], denylist: [] },
 ): Record<string, string> | undefined {
   if (!allowed || allowed.length === 0) return undefined;
   const all = allowed[0] === '*';
@@ -190,7 +200,9 @@ export function forwardHeaders(
       // HTTP/2 pseudo-headers (`:path`, `:authority`) are not headers to forward.
       name.startsWith(':') ||
       name.startsWith('x-gateway-') ||
-      CREDENTIAL_HEADER.test(name)
+      CREDENTIAL_HEADER.test(name) ||
+      filter.denylist.includes(name) ||
+      (filter.allowlist.length > 0 && !filter.allowlist.includes(name))
     ) {
       continue;
     }
@@ -221,6 +233,8 @@ export interface LogFields {
   output?: unknown;
   /** The semantic cache's debug record (hits and misses), stored in the row's `cache_debug`. */
   cacheDebug?: unknown;
+  /** The caller's request headers: the row's `metadata` is taken from them (config/log-headers.ts). */
+  headers?: Headers | undefined;
 }
 
 export function logRequest(rt: Runtime, f: LogFields): void {
@@ -254,6 +268,7 @@ export function logRequest(rt: Runtime, f: LogFields): void {
     routing_rule_id: f.prepared?.routed.ruleId ?? null,
     content: rt.plugins.wantsContent() ? contentJson(f.input, loggableOutput(f.output)) : null,
     cache_debug: f.cacheDebug ?? null,
+    metadata: logMetadata(f.headers, rt.state.snapshot.client.logging_headers),
   };
   rt.plugins.finished(entry);
   rt.metrics.recordRequest(entry.provider ?? 'none', f.requestType, entry.status, entry.latency_ms / 1000);

@@ -130,6 +130,7 @@ export async function runResourceCall<T>(
       owners: tail.owners ?? owners,
       started: error === undefined,
       costNano: tail.costNano,
+      headers: request.headers,
     });
   let guard: BudgetGuard | undefined;
   try {

@@ -3,6 +3,7 @@
 // (fastify's encapsulation). No hook reads URL strings, and a route registered outside a family makes
 // start-up fail.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { missingHeader } from '../config/log-headers.ts';
 import type { WireFormat } from '../formats/types.ts';
 import type { Runtime } from '../runtime.ts';
 import {
@@ -240,12 +241,26 @@ function authenticator(
     }
     try {
       request.principal = authenticate(request);
+      if (scheme === 'inference') requireHeaders(request, rt.state.snapshot.client.required_headers);
     } catch (err) {
       refuse(err);
       return;
     }
     done();
   };
+}
+
+/**
+ * Client setting `required_headers`, on inference families only: management, the quota self-service and the
+ * probes stay reachable whatever the setting says. After authentication (an unknown caller learns nothing of the
+ * setting) and before the body is read, so nothing is admitted, charged or sent upstream.
+ */
+function requireHeaders(request: FastifyRequest, required: readonly string[]): void {
+  if (required.length === 0) return;
+  const missing = missingHeader(request.headers, required);
+  if (missing !== undefined) {
+    throw new GatewayError('invalid_request', `missing required header ${missing}`, { param: missing });
+  }
 }
 
 function hasBody(request: FastifyRequest): boolean {

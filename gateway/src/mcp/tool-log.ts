@@ -1,6 +1,7 @@
 // What one tool call leaves in the MCP tool log (/api/mcp-logs): a row built from the call's start and its
 // outcome, pure, and handed to a sink that batches it. Recording never throws and never waits: a log store that is
 // down or slow must not fail or delay the tool call (the sink's writer buffers, spools and counts what it drops).
+import type { LogMetadata } from '../config/log-headers.ts';
 import type { Principal } from '../http/auth.ts';
 import { timeOrderedId } from '../state/ids.ts';
 import type { McpToolLog } from '../state/services/mcp-log-rows.ts';
@@ -29,6 +30,8 @@ export interface ToolCallStart {
   tool: string;
   /** Undefined when the arguments could not be read (they are then not part of the row). */
   args: Record<string, unknown> | undefined;
+  /** The calling request's log metadata (config/log-headers.ts); absent: none. */
+  metadata?: LogMetadata | null;
 }
 
 export type ToolCallOutcome =
@@ -99,6 +102,7 @@ export function toolLogEntry(
     latency_ms: Math.max(0, endedAt - start.startedAt),
     // The client's own per-call price (USD, tool_pricing), what a virtual key's budgets were charged (tool-charge.ts).
     cost_nano: success ? (toolPriceNano(client, start.tool) ?? null) : null,
+    metadata: start.metadata ?? null,
   };
 }
 

@@ -48,7 +48,11 @@ function run<T>(
   admit: ((cand: Candidate) => Promise<void>) | undefined,
   call: (ep: RealtimeEndpoints, ctx: CallContext) => Promise<T>,
 ): Promise<{ value: T; outcome: ExecOutcome }> {
-  const forward = forwardHeaders(routed.owners.vk?.allowed_extra_headers, req.headers);
+  const forward = forwardHeaders(
+    routed.owners.vk?.allowed_extra_headers,
+    req.headers,
+    rt.state.snapshot.client.header_filter_config,
+  );
   return execute(execDeps(rt), {
     candidates: routed.candidates,
     method: (adapter) => {
@@ -315,5 +319,6 @@ export function logRealtime(rt: Runtime, req: RealtimeRequest, modelAsSent: stri
     owners: req.owners,
     started: l.started,
     costNano: l.costNano,
+    headers: req.headers,
   });
 }

@@ -200,6 +200,7 @@ export class InferenceRun {
       input: this.#stepBody,
       output: e.output,
       cacheDebug: this.cache?.debug,
+      headers: this.input.headers,
     });
   };
 

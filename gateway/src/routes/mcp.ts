@@ -4,6 +4,7 @@
 // imported by the first /mcp request, not at start (issue 19).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { logMetadata } from '../config/log-headers.ts';
 import { replyWithError } from '../http/error-reply.ts';
 import { GatewayError } from '../http/errors.ts';
 import { documented } from '../http/openapi.ts';
@@ -114,6 +115,7 @@ export function registerMcpServerFamily(app: FastifyInstance, rt: Runtime): void
           toolLog: rt.mcpToolLog,
           now: rt.now,
           charges: toolCharger(rt),
+          metadata: logMetadata(request.headers, rt.state.snapshot.client.logging_headers),
           onBlocked: (tool, reason) =>
             rt.logger.info(
               { request_id: request.id, virtual_key: principal.vk.id, tool: tool.slice(0, 200), reason },

@@ -263,6 +263,10 @@ export const LogEntryView = z
     status_code: z.int(),
     stream: z.boolean(),
     latency_ms: z.number(),
+    metadata: z
+      .record(z.string(), z.string())
+      .nullable()
+      .describe('Header values captured for the log (client setting logging_headers, x-gateway-lh-*); null: none'),
   })
   .meta({ id: 'RequestLog' });
 export const LogList = z.strictObject({

@@ -17,6 +17,8 @@ import { mcpClient } from './helpers.ts';
 
 class FakeSnapshot {
   mcpClients = new Map<string, McpClientRecord>();
+  /** The client setting a call's deadline is read from when no fixed callTimeoutMs is given. */
+  client = { mcp_tool_execution_timeout: 60 };
   private readonly listeners = new Set<() => void>();
   onMcpClients(fn: () => void) {
     this.listeners.add(fn);
@@ -30,7 +32,7 @@ class FakeSnapshot {
 
 const reports: unknown[][] = [];
 const snapshot = new FakeSnapshot();
-// The manager reads `state.snapshot` (MCP clients) and writes state reports through `state.db.query`; nothing else.
+// The manager reads `state.snapshot` (MCP clients, the call timeout setting) and writes state reports through `state.db.query`; nothing else.
 const state = {
   snapshot,
   db: {

@@ -11,7 +11,6 @@ import {
   BOUND_REACHED_HEADER,
   type InjectionRuntime,
   injectTools,
-  MAX_STEPS,
   maxStepsOf,
   STEP_IDS_HEADER,
   STEPS_HEADER,
@@ -106,12 +105,14 @@ describe('the auto-execute loop', () => {
 });
 
 describe('x-gateway-mcp-max-steps', () => {
-  it('defaults to the ceiling, is capped by it, and refuses anything but a positive integer', () => {
-    expect(maxStepsOf(undefined)).toBe(MAX_STEPS);
-    expect(maxStepsOf('3')).toBe(3);
-    expect(maxStepsOf('50')).toBe(MAX_STEPS);
+  it('defaults to mcp_agent_depth, is capped by it, and refuses anything but a positive integer', () => {
+    expect(maxStepsOf(undefined, 10)).toBe(10);
+    expect(maxStepsOf(undefined, 4)).toBe(4);
+    expect(maxStepsOf('3', 10)).toBe(3);
+    expect(maxStepsOf('50', 10)).toBe(10);
+    expect(maxStepsOf('6', 4)).toBe(4);
     for (const bad of ['0', '-1', 'two', '1.5', '']) {
-      expect(() => maxStepsOf(bad), bad).toThrow(/x-gateway-mcp-max-steps: expected an integer from 1 to 10/);
+      expect(() => maxStepsOf(bad, 4), bad).toThrow(/x-gateway-mcp-max-steps: expected an integer from 1 to 4/);
     }
   });
 });
@@ -123,10 +124,16 @@ describe('injection', () => {
   const calls: { client: string; tool: string; args: unknown; binding: unknown }[] = [];
   const logs: unknown[] = [];
 
-  function runtime(clients: McpClientRecord[], impl?: McpConnections['call']): InjectionRuntime & { listed: number } {
+  function runtime(
+    clients: McpClientRecord[],
+    impl?: McpConnections['call'],
+    depth = 10,
+  ): InjectionRuntime & { listed: number } {
     const rt = {
       listed: 0,
-      state: { snapshot: { mcpClients: new Map(clients.map((c) => [c.id, c])) } },
+      state: {
+        snapshot: { mcpClients: new Map(clients.map((c) => [c.id, c])), client: { mcp_agent_depth: depth, logging_headers: [] } },
+      },
       mcp: {
         connections: {
           tools: () => {
@@ -291,6 +298,22 @@ describe('injection', () => {
       content: 'Error: token expired: delete the config and recreate',
     });
     expect(bodies[2]?.messages.at(-1)?.content).toBe('Error: tool call failed: connect ECONNREFUSED');
+  });
+
+  it('stops at the operator’s mcp_agent_depth, which the per-request header cannot raise', async () => {
+    const cases: Record<string, string>[] = [{}, { 'x-gateway-mcp-max-steps': '8' }];
+    for (const headers of cases) {
+      const rt = runtime([files], undefined, 4);
+      const inj = injectTools(rt, chatTools as never, body(), allOfFiles, req(headers), signal)!;
+      let n = 0;
+      const out = await collect(inj, body(), 'r', async () => {
+        n++;
+        return { value: chatAnswer([{ id: `c${n}`, name: 'files-read', arguments: '{}' }]) };
+      });
+      expect(n).toBe(4);
+      expect(out.headers[STEPS_HEADER]).toBe('4');
+      expect(out.headers[BOUND_REACHED_HEADER]).toBe('true');
+    }
   });
 });
 

@@ -46,6 +46,7 @@ describe('toolLogEntry', () => {
       status: 'success',
       latency_ms: 25,
       cost_nano: 2_000_000,
+      metadata: null,
     });
   });
 

@@ -28,5 +28,6 @@ export function logEntry(id: string): RequestLog {
     routing_rule_id: null,
     content: null,
     cache_debug: null,
+    metadata: null,
   };
 }

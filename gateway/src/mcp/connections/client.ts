@@ -26,6 +26,8 @@ import { callableTools } from './tools.ts';
 /** What every client's connection shares, from the manager. */
 export interface ConnectionContext {
   readonly opts: ConnectionOptions;
+  /** Deadline of one tool call now (the setting may change while sessions stay open). */
+  callTimeoutMs(): number;
   readonly allow: OutboundAllowList;
   readonly credentials: McpCredentials;
   readonly logger: Logger;
@@ -142,6 +144,7 @@ export class ClientConnection {
       credentials: this.ctx.credentials,
       dispatcher: this.ctx.dispatcher(),
       limits: this.ctx.opts,
+      callTimeoutMs: () => this.ctx.callTimeoutMs(),
       version: GATEWAY_VERSION,
       events: {
         onTools: (tools) => this.setTools(tools),

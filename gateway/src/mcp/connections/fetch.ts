@@ -8,8 +8,8 @@ export interface BoundedFetchOptions {
   dispatcher: Dispatcher;
   /** Headers to add (credentials); may throw an McpAuthError, which the request then fails with. */
   headers: (signal: AbortSignal | undefined) => Promise<Record<string, string>>;
-  /** Deadline of a POST/DELETE, answer body included. */
-  requestTimeoutMs: number;
+  /** Deadline of a POST/DELETE, answer body included (a function: read per request, so it follows a setting). */
+  requestTimeoutMs: number | (() => number);
   /** Deadline of a GET (event stream) until its headers arrive; the stream itself may then stay open. */
   streamOpenTimeoutMs: number;
   /** Largest JSON answer, or largest single event of an event stream. */
@@ -90,7 +90,8 @@ export function boundedFetch(o: BoundedFetchOptions): FetchLike {
     const onAbort = () => ctrl.abort(callerSignal?.reason);
     if (callerSignal?.aborted) onAbort();
     else callerSignal?.addEventListener('abort', onAbort, { once: true });
-    const deadline = method === 'GET' ? o.streamOpenTimeoutMs : o.requestTimeoutMs;
+    const requestDeadline = typeof o.requestTimeoutMs === 'number' ? o.requestTimeoutMs : o.requestTimeoutMs();
+    const deadline = method === 'GET' ? o.streamOpenTimeoutMs : requestDeadline;
     const timer = setTimeout(
       () => ctrl.abort(new UpstreamTimeoutError(`MCP server did not answer within ${Math.round(deadline / 1000)} s`)),
       deadline,

@@ -55,6 +55,7 @@ export class McpConnectionManager implements McpConnections {
     const allow = new OutboundAllowList(deps.file.mcp.allowed_private_networks);
     this.ctx = {
       opts: this.opts,
+      callTimeoutMs: () => this.opts.callTimeoutMs ?? deps.state.snapshot.client.mcp_tool_execution_timeout * 1000,
       allow,
       credentials: deps.credentials,
       logger: deps.logger,

@@ -11,11 +11,12 @@ export interface ConnectionOptions extends SessionLimits {
   perUserMaxSessions: number;
   /** per_user_oauth: a session unused this long is closed. */
   perUserIdleMs: number;
+  /** A fixed tool call deadline (tests); by default the client setting mcp_tool_execution_timeout, read per call. */
+  callTimeoutMs?: number | undefined;
 }
 
 export const DEFAULT_CONNECTION_OPTIONS: ConnectionOptions = {
   connectTimeoutMs: 15_000,
-  callTimeoutMs: 60_000,
   requestTimeoutMs: 15_000,
   maxResponseBytes: 16 * 1024 * 1024,
   maxResultBytes: 8 * 1024 * 1024,

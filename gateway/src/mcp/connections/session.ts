@@ -11,8 +11,6 @@ import { type ClientSdk, clientSdk } from './sdk.ts';
 
 export interface SessionLimits {
   connectTimeoutMs: number;
-  /** Deadline of one tool call. */
-  callTimeoutMs: number;
   /** Deadline of listing, pings and other short requests. */
   requestTimeoutMs: number;
   maxResponseBytes: number;
@@ -40,6 +38,8 @@ export interface SessionDeps {
   credentials: McpCredentials;
   dispatcher: Dispatcher;
   limits: SessionLimits;
+  /** Deadline of one tool call, read at each call (the client setting mcp_tool_execution_timeout). */
+  callTimeoutMs: () => number;
   events: SessionEvents;
   version: string;
 }
@@ -74,7 +74,7 @@ export class UpstreamSession {
       dispatcher: deps.dispatcher,
       headers: (signal) => deps.credentials.headersFor(record, binding, signal),
       // A tool call's POST may carry its whole answer; the SDK's own per-request timeout is the tighter one.
-      requestTimeoutMs: limits.callTimeoutMs + 5_000,
+      requestTimeoutMs: () => deps.callTimeoutMs() + 5_000,
       streamOpenTimeoutMs: limits.connectTimeoutMs,
       maxResponseBytes: limits.maxResponseBytes,
     });
@@ -169,7 +169,7 @@ export class UpstreamSession {
 
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<McpToolResult> {
     const res = await this.client.callTool({ name: tool, arguments: args }, this.sdk.CallToolResultSchema, {
-      timeout: this.deps.limits.callTimeoutMs,
+      timeout: this.deps.callTimeoutMs(),
       ...(signal ? { signal } : {}),
     });
     const size = Buffer.byteLength(JSON.stringify(res));

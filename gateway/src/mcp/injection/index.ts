@@ -3,6 +3,8 @@
 // makes to auto-executable tools are run by the gateway in a bounded loop (loop.ts), every model call a full
 // inference of its own. The inference route calls `injectTools` once per request; with no MCP client in the
 // snapshot, or a caller that is not a virtual key, it returns at once and the body is untouched.
+
+import { logMetadata } from '../../config/log-headers.ts';
 import type { ToolCallOut, ToolCodec, ToolDefinition } from '../../formats/types.ts';
 import type { Principal } from '../../http/auth.ts';
 import { GatewayError } from '../../http/errors.ts';
@@ -17,11 +19,12 @@ import type { McpTool } from '../types.ts';
 import { parseArguments, resultText } from './calls.ts';
 import { runToolLoop } from './loop.ts';
 
-/** Model calls per request when the caller does not lower it; also the most a caller may ask for. */
-export const MAX_STEPS = 10;
 /** An answer asking for more tool calls than this at once is handed back to the caller, not executed. */
 export const MAX_CALLS_PER_STEP = 16;
-/** A caller may lower the bound for one request (`1`: no auto-execution). */
+/**
+ * A caller may lower the bound for one request (`1`: no auto-execution); the bound itself is the operator's client
+ * setting `mcp_agent_depth`, which a caller cannot raise.
+ */
 export const MAX_STEPS_HEADER = 'x-gateway-mcp-max-steps';
 /** Answer headers of a request that went through the loop. */
 export const STEPS_HEADER = 'x-gateway-mcp-steps';
@@ -72,7 +75,7 @@ export function injectTools(
   if (allowed.length === 0) return undefined;
   const added = allowed.filter((t) => !declared.has(t.qualifiedName));
   if (added.length === 0) return undefined;
-  const maxSteps = maxStepsOf(request.headers[MAX_STEPS_HEADER]);
+  const maxSteps = maxStepsOf(request.headers[MAX_STEPS_HEADER], rt.state.snapshot.client.mcp_agent_depth);
   codec.addTools(body, added.map(definition));
   const byName = new Map(added.map((t) => [t.qualifiedName, t]));
   const ctx: CallContext = { rt, caller, principal, request, signal, byName, charges: toolCharger(rt) };
@@ -102,16 +105,16 @@ function definition(t: McpTool): ToolDefinition {
   return { name: t.qualifiedName, description: t.description, parameters: t.inputSchema };
 }
 
-/** The header's bound, capped at MAX_STEPS; anything but a positive integer is refused. */
-export function maxStepsOf(value: string | string[] | undefined): number {
-  if (value === undefined) return MAX_STEPS;
+/** The header's bound, capped at `depth` (mcp_agent_depth); anything but a positive integer is refused. */
+export function maxStepsOf(value: string | string[] | undefined, depth: number): number {
+  if (value === undefined) return depth;
   const text = Array.isArray(value) ? value.join(',') : value;
   if (!/^\s*[0-9]{1,6}\s*$/.test(text) || Number(text) < 1) {
-    throw new GatewayError('invalid_request', `${MAX_STEPS_HEADER}: expected an integer from 1 to ${MAX_STEPS}`, {
+    throw new GatewayError('invalid_request', `${MAX_STEPS_HEADER}: expected an integer from 1 to ${depth}`, {
       param: MAX_STEPS_HEADER,
     });
   }
-  return Math.min(Number(text), MAX_STEPS);
+  return Math.min(Number(text), depth);
 }
 
 interface CallContext {
@@ -164,6 +167,7 @@ async function execute(ctx: CallContext, call: ToolCallOut, stepId: string): Pro
     client,
     tool: tool.name,
     args: args.ok ? args.value : undefined,
+    metadata: logMetadata(ctx.request.headers, ctx.rt.state.snapshot.client.logging_headers),
   });
   // The model sees every outcome as the tool's result; the tool log gets the same outcome.
   let hold: ToolHold | undefined;

@@ -11,6 +11,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { LogMetadata } from '../../config/log-headers.ts';
 import type { Principal } from '../../http/auth.ts';
 import { GATEWAY_VERSION } from '../../version.ts';
 import { type BindingRequest, resolveBinding } from '../binding.ts';
@@ -42,6 +43,8 @@ export interface ToolServerContext {
   now?: (() => number) | undefined;
   /** Priced calls are paid from the caller's budgets (tool-charge.ts); absent: nothing is charged. */
   charges?: ToolCharger | undefined;
+  /** The calling request's log metadata (config/log-headers.ts), copied into each call's tool-log row. */
+  metadata?: LogMetadata | null;
 }
 
 /** tools/call as received: its params are checked in the handler, so a bad one is -32602 (the SDK says -32603). */
@@ -120,6 +123,7 @@ export function createToolServer(ctx: ToolServerContext): Server {
       client,
       tool: tool.name,
       args: params.arguments ?? {},
+      metadata: ctx.metadata ?? null,
     });
     let hold: ToolHold | undefined;
     const done = (logged: ToolCallOutcome, answer: CallToolResult): CallToolResult => {

@@ -46,6 +46,7 @@ export async function answerFromCache(
   };
   const fields = (statusCode: number, error: unknown, output: unknown): LogFields => ({
     id: input.id,
+    headers: input.headers,
     requestType: c.requestType,
     model: c.model,
     stream: c.stream,

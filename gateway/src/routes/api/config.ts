@@ -12,8 +12,13 @@ import { registerProxyConfigRoutes } from './proxy-config.ts';
 const tags = ['Configuration'];
 
 const FrameworkConfigView = z.strictObject({ pricing_url: z.null(), pricing_sync_interval: z.null() });
+/** The stored settings and, as the reference shows it, the deprecated alias (always enforce_auth_on_inference). */
+const ClientConfigView = ClientConfig.extend({
+  enforce_governance_header: z.boolean().describe('deprecated: use enforce_auth_on_inference (always the same value)'),
+});
+const clientConfigView = (c: ClientConfig) => ({ ...c, enforce_governance_header: c.enforce_auth_on_inference });
 const ConfigView = z.strictObject({
-  client_config: ClientConfig,
+  client_config: ClientConfigView,
   framework_config: FrameworkConfigView.describe('no remote price sheet: prices are the shipped table and overrides'),
   proxy_config: ProxyConfigView,
   is_db_connected: z.boolean(),
@@ -24,7 +29,7 @@ const ConfigView = z.strictObject({
 const ConfigPutView = z.strictObject({
   status: z.literal('success'),
   message: z.string(),
-  client_config: ClientConfig,
+  client_config: ClientConfigView,
 });
 
 export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
@@ -58,7 +63,7 @@ export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async () => {
-      const client_config = await rt.state.clientConfig.get();
+      const client_config = clientConfigView(await rt.state.clientConfig.get());
       const cache = await rt.state.coord.healthy().catch(() => false);
       return {
         client_config,
@@ -92,7 +97,7 @@ export function registerConfigRoutes(app: FastifyInstance, rt: Runtime): void {
     async (req) => ({
       status: 'success',
       message: 'configuration updated',
-      client_config: await rt.state.clientConfig.put(req.body),
+      client_config: clientConfigView(await rt.state.clientConfig.put(req.body, (m) => rt.logger.warn(m))),
     }),
   );
   registerProxyConfigRoutes(app, rt);

@@ -35,6 +35,10 @@ const McpToolLogEntry = z
     latency: z.number().describe('milliseconds'),
     cost: z.number().nullable().describe('USD: the client’s tool_pricing for a successful call; null without one'),
     status: z.enum(['success', 'error']),
+    metadata: z
+      .record(z.string(), z.string())
+      .nullable()
+      .describe('Header values of the calling request (logging_headers, x-gateway-lh-*); null: none'),
     created_at: Timestamp,
   })
   .meta({ id: 'MCPToolLogEntry' });

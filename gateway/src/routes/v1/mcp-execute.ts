@@ -3,9 +3,11 @@
 // `tool_calls[]` entry, or a Responses `function_call` item), the answer the message to send back to the model.
 // A virtual key's mcp_configs decide what it may run; the admin key may run every tool within the clients'
 // ceilings; other callers are refused.
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { formatIssues } from '../../config/issues.ts';
+import { logMetadata } from '../../config/log-headers.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { documented } from '../../http/openapi.ts';
 import { resolveBinding } from '../../mcp/binding.ts';
@@ -159,6 +161,7 @@ export function registerToolExecuteRoute(app: FastifyInstance, rt: Runtime): voi
         client,
         tool,
         args: args.value,
+        metadata: logMetadata(request.headers, rt.state.snapshot.client.logging_headers),
       });
       // The pino line names the call, never its arguments or result; the tool log has them when content logging is on.
       const log = (outcome: string, logged: ToolCallOutcome) => {

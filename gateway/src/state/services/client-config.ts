@@ -1,5 +1,6 @@
 // The client settings (`client` of config.json, `/api/config`): one row, validated, published on change.
 import { z } from 'zod';
+import { foldGovernanceHeader, GOVERNANCE_HEADER } from '../../config/reference-client.ts';
 import { ClientConfig } from '../../config/schema.ts';
 import type { Db, Queryable } from '../db/types.ts';
 import { StateError } from '../errors.ts';
@@ -53,14 +54,14 @@ export class ClientConfigService {
    * PUT /api/config: replaces the client settings (omitted fields take their defaults); a body without
    * `client_config` keeps them.
    */
-  async put(body: unknown): Promise<ClientConfig> {
+  async put(body: unknown, warn?: (message: string) => void): Promise<ClientConfig> {
     if (body && typeof body === 'object' && 'auth_config' in body) {
       throw new StateError('invalid', AUTH_CONFIG, 'auth_config');
     }
     const shape = ConfigPutBody.safeParse(body);
     if (!shape.success) throw invalidInput(shape.error);
     if (shape.data.client_config === undefined) return this.get();
-    const cfg = parseClientConfig(shape.data.client_config, 'client_config');
+    const cfg = parseClientConfig(shape.data.client_config, 'client_config', warn);
     await this.write(cfg);
     return cfg;
   }
@@ -80,10 +81,18 @@ export class ClientConfigService {
   }
 }
 
-export function parseClientConfig(raw: Record<string, unknown>, path: string): ClientConfig {
+export function parseClientConfig(
+  given: Record<string, unknown>,
+  path: string,
+  warn?: (message: string) => void,
+): ClientConfig {
   for (const [field, why] of Object.entries(REMOVED_FIELDS)) {
-    if (field in raw) throw new StateError('invalid', `${path}.${field}: ${why}`, field);
+    if (field in given) throw new StateError('invalid', `${path}.${field}: ${why}`, field);
   }
+  const folded = foldGovernanceHeader(given);
+  if (!folded.ok) throw new StateError('invalid', `${path}.${folded.message}`, GOVERNANCE_HEADER);
+  if (folded.used) warn?.(`${path}.${GOVERNANCE_HEADER} is deprecated: use enforce_auth_on_inference`);
+  const raw = folded.raw;
   const r = ClientConfig.safeParse(raw);
   if (!r.success) throw invalidInput(r.error, path);
   return r.data;

@@ -33,6 +33,8 @@ export interface RequestLog {
   content: string | null;
   /** The semantic cache's debug record of this request; null while no cache ran. */
   cache_debug: unknown;
+  /** Header values captured for the log (logging_headers, x-gateway-lh-*); null when none. */
+  metadata: Record<string, string> | null;
 }
 
 /** The COPY's column list; `copyLine` writes the fields in this order (a mismatch fails every COPY in the tests). */
@@ -62,16 +64,19 @@ export const LOG_COLUMNS = [
   'routing_rule_id',
   'content',
   'cache_debug',
+  'metadata',
 ] as const;
 
 /** A table rows are COPYed into: its name and the COPY statement naming its columns in line order. */
 export interface CopyTable {
   table: string;
   copySql: string;
+  /** Fields a line has. */
+  columns: number;
 }
 
 export function copyTable(table: string, columns: readonly string[]): CopyTable {
-  return { table, copySql: `COPY ${table} (${columns.join(', ')}) FROM STDIN` };
+  return { table, copySql: `COPY ${table} (${columns.join(', ')}) FROM STDIN`, columns: columns.length };
 }
 
 const REQUEST_LOGS = copyTable('request_logs', LOG_COLUMNS);
@@ -89,7 +94,7 @@ export function copyLine(e: RequestLog): string {
     e.completion_tokens,
   )}\t${int(e.total_tokens)}\t${json(e.error)}\t${text(e.virtual_key_id)}\t${text(e.team_id)}\t${text(
     e.customer_id,
-  )}\t${int(e.cost_nano)}\t${text(e.routing_rule_id)}\t${text(e.content)}\t${json(e.cache_debug)}\n`;
+  )}\t${int(e.cost_nano)}\t${text(e.routing_rule_id)}\t${text(e.content)}\t${json(e.cache_debug)}\t${json(e.metadata)}\n`;
 }
 
 /** COPY text fields: a text, an integer, a value as JSON; `\\N` for null. */
@@ -185,11 +190,28 @@ async function withoutStored(db: Db, data: Uint8Array, target: CopyTable): Promi
   const ids = lines.map((line) => copyUnescape(line.slice(0, line.indexOf('\t'))));
   if (ids.length === 0) return data.subarray(0, 0);
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM ${target.table} WHERE id = ANY($1::text[])`, [ids]);
-  if (rows.length === 0) return data;
+  const short = lines.some((line) => fieldsOf(line) < target.columns);
+  if (rows.length === 0 && !short) return data;
   const stored = new Set(rows.map((r) => r.id));
   let out = '';
   lines.forEach((line, i) => {
-    if (!stored.has(ids[i]!)) out += `${line}\n`;
+    if (!stored.has(ids[i]!)) out += `${withTrailingNulls(line, target.columns)}\n`;
   });
   return Buffer.from(out);
+}
+
+/** Fields of a COPY text line: tabs inside values are escaped, so every tab separates two fields. */
+function fieldsOf(line: string): number {
+  let n = 1;
+  for (let i = line.indexOf('\t'); i !== -1; i = line.indexOf('\t', i + 1)) n++;
+  return n;
+}
+
+/**
+ * A line written by an older release (spooled on disk before an upgrade) lacks the columns added since, which are
+ * always appended last and nullable: they are written as NULL rather than the row being refused.
+ */
+function withTrailingNulls(line: string, columns: number): string {
+  const missing = columns - fieldsOf(line);
+  return missing > 0 ? line + '\t\\N'.repeat(missing) : line;
 }

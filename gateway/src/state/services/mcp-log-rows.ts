@@ -27,6 +27,8 @@ export interface McpToolLog {
   latency_ms: number;
   /** Nano-USD: the client's tool_pricing for a successful call; null when the tool has no price. */
   cost_nano: number | null;
+  /** Header values of the calling request captured for the log (logging_headers, x-gateway-lh-*); null when none. */
+  metadata: Record<string, string> | null;
 }
 
 /** The COPY's column list; `mcpCopyLine` writes the fields in this order. */
@@ -44,6 +46,7 @@ export const MCP_LOG_COLUMNS = [
   'status',
   'latency_ms',
   'cost_nano',
+  'metadata',
 ] as const;
 
 export const MCP_TOOL_LOGS = copyTable('mcp_tool_logs', MCP_LOG_COLUMNS);
@@ -54,7 +57,7 @@ export function mcpCopyLine(e: McpToolLog): string {
     e.tool_name,
   )}\t${copyEscape(e.server_label)}\t${text(e.virtual_key_id)}\t${text(e.virtual_key_name)}\t${text(
     e.arguments,
-  )}\t${text(e.result)}\t${json(e.error)}\t${e.status}\t${e.latency_ms}\t${int(e.cost_nano)}\n`;
+  )}\t${text(e.result)}\t${json(e.error)}\t${e.status}\t${e.latency_ms}\t${int(e.cost_nano)}\t${json(e.metadata)}\n`;
 }
 
 /** Writes COPY lines of mcp_tool_logs rows (all or nothing per refused row; see writeLogLines). */

@@ -194,7 +194,7 @@ export class McpLogStore {
             ELSE json_build_object('omitted', 'too_large_for_live', 'chars', length(${column}::text)) END AS ${column}`;
     const { rows } = await this.db.query(
       `SELECT id, created_at, llm_request_id, tool_name, server_label, virtual_key_id, virtual_key_name,
-              ${bounded('arguments')}, ${bounded('result')}, error, status, latency_ms, cost_nano
+              ${bounded('arguments')}, ${bounded('result')}, error, status, latency_ms, cost_nano, metadata
          FROM mcp_tool_logs WHERE id = ANY($1::text[]) ORDER BY id`,
       [[...ids], opts.maxContentChars],
     );
@@ -231,6 +231,7 @@ export function mcpLogView(row: Record<string, unknown>): Record<string, unknown
     latency: row['latency_ms'],
     cost: cost === null || cost === undefined ? null : Number(cost) / 1e9,
     status: row['status'],
+    metadata: row['metadata'] ?? null,
     created_at: at,
   };
 }

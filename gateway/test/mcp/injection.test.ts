@@ -132,7 +132,10 @@ describe('injection', () => {
     const rt = {
       listed: 0,
       state: {
-        snapshot: { mcpClients: new Map(clients.map((c) => [c.id, c])), client: { mcp_agent_depth: depth, logging_headers: [] } },
+        snapshot: {
+          mcpClients: new Map(clients.map((c) => [c.id, c])),
+          client: { mcp_agent_depth: depth, logging_headers: [] },
+        },
       },
       mcp: {
         connections: {

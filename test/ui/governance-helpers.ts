@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { createOpenAIFake, type OpenAIFake } from '../fakes/openai.ts';
-import { launchBrowser, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
+import { launchBrowser, logIn, newPage, screenshot, startUiGateway, type UiGateway } from './harness.ts';
 
 export interface GovernanceUi {
   gw: UiGateway;
@@ -47,6 +47,20 @@ export async function openPage(browser: Browser): ReturnType<typeof newPage> {
   const p = await newPage(browser);
   p.page.setDefaultTimeout(15_000);
   return p;
+}
+
+/** A page of the dashboard, logged in as the admin. */
+export async function loggedInPage(env: GovernanceUi): ReturnType<typeof newPage> {
+  const p = await openPage(env.browser);
+  await logIn(p.page, env.gw);
+  return p;
+}
+
+/** A management API answer as JSON, which must be a 200. */
+export async function getJson(gw: UiGateway, path: string): Promise<Record<string, unknown>> {
+  const res = await gw.admin(path);
+  expect(res.status, path).toBe(200);
+  return (await res.json()) as Record<string, unknown>;
 }
 
 /** Picks `option` in the Mantine select labelled `label`. */

@@ -288,6 +288,20 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
     { invalidate: [GOVERNANCE], success: (o) => `Pricing of ${o.provider}/${o.model} saved` },
     { onSuccess: onDone, onError: (e) => showFieldError(f, e) },
   );
+  /** One grid of prices typed per 1M tokens (text, audio or image tokens). */
+  const perMillionGrid = (fields: readonly (readonly [TokenField | ModalityField, string, ...string[]])[]) => (
+    <SimpleGrid cols={4}>
+      {fields.map(([field, words]) => (
+        <TextInput
+          key={field}
+          label={`${words} per 1M tokens`}
+          inputMode="decimal"
+          leftSection="$"
+          {...form.getInputProps(field)}
+        />
+      ))}
+    </SimpleGrid>
+  );
   return (
     <form onSubmit={form.onSubmit((values) => save.mutate(values))} aria-label="Pricing override">
       <Stack>
@@ -322,45 +336,15 @@ function OverrideForm({ existing, onDone }: { existing: PricingOverride | undefi
         <Text fw={500} size="sm">
           Token prices (USD per 1M tokens)
         </Text>
-        <SimpleGrid cols={4}>
-          {TOKEN_PRICES.map(([field, words]) => (
-            <TextInput
-              key={field}
-              label={`${words} per 1M tokens`}
-              inputMode="decimal"
-              leftSection="$"
-              {...form.getInputProps(field)}
-            />
-          ))}
-        </SimpleGrid>
+        {perMillionGrid(TOKEN_PRICES)}
         <Text fw={500} size="sm">
           Audio token prices (USD per 1M audio tokens; empty: audio tokens are charged at the token prices above)
         </Text>
-        <SimpleGrid cols={4}>
-          {AUDIO_TOKEN_PRICES.map(([field, words]) => (
-            <TextInput
-              key={field}
-              label={`${words} per 1M tokens`}
-              inputMode="decimal"
-              leftSection="$"
-              {...form.getInputProps(field)}
-            />
-          ))}
-        </SimpleGrid>
+        {perMillionGrid(AUDIO_TOKEN_PRICES)}
         <Text fw={500} size="sm">
           Image token prices (USD per 1M image tokens; empty: image tokens are charged at the token prices above)
         </Text>
-        <SimpleGrid cols={4}>
-          {IMAGE_TOKEN_PRICES.map(([field, words]) => (
-            <TextInput
-              key={field}
-              label={`${words} per 1M tokens`}
-              inputMode="decimal"
-              leftSection="$"
-              {...form.getInputProps(field)}
-            />
-          ))}
-        </SimpleGrid>
+        {perMillionGrid(IMAGE_TOKEN_PRICES)}
         <Text fw={500} size="sm">
           Unit prices (USD per unit; for models charged by something other than tokens)
         </Text>

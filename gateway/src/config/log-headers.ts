@@ -1,7 +1,6 @@
 // Client settings `logging_headers` and `required_headers`, and the pure per-request work they ask for: the
 // log metadata taken from a request's headers, and the first required header a request lacks.
-import { z } from 'zod';
-import { headerNameString } from '../schemas/strings.ts';
+import { headerNameList } from '../schemas/strings.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 /** A log row's `metadata`: header-derived key → value. */
@@ -40,24 +39,13 @@ export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADERS.has(n) || CREDENTIAL_PREFIXES.some((p) => n.startsWith(p));
 }
 
-/** Node lower-cases incoming header names: lists are stored lower-cased and without repeats (case-insensitive). */
-const headerList = (extra?: (name: string) => string | undefined) =>
-  z
-    .array(headerNameString(128))
-    .max(MAX_HEADER_LIST)
-    .superRefine((names, ctx) => {
-      names.forEach((name, i) => {
-        const why = extra?.(name);
-        if (why) ctx.addIssue({ code: 'custom', path: [i], message: why });
-      });
-    })
-    .transform((names) => [...new Set(names.map((n) => n.toLowerCase()))])
-    .default([]);
-
-export const LoggingHeaders = headerList((name) =>
-  isCredentialHeader(name) ? `${name} carries a credential: it is never captured in logs` : undefined,
-);
-export const RequiredHeaders = headerList();
+export const LoggingHeaders = headerNameList({
+  max: MAX_HEADER_LIST,
+  maxChars: 128,
+  refuse: (name) =>
+    isCredentialHeader(name) ? `${name} carries a credential: it is never captured in logs` : undefined,
+});
+export const RequiredHeaders = headerNameList({ max: MAX_HEADER_LIST, maxChars: 128 });
 
 /** The two client settings (spread into ClientConfig). */
 export const LogHeaderFields = {

@@ -1,18 +1,14 @@
 // Reference client settings that configure the MCP loop, MCP tool calls and forwarded caller headers, and the
 // deprecated alias `enforce_governance_header`. Kept apart from schema.ts so the client schema stays one list.
 import { z } from 'zod';
-import { headerNameString } from '../schemas/strings.ts';
+import { headerNameList } from '../schemas/strings.ts';
 
 /** Most model calls one request's auto-execute loop may make (each is a full, charged inference). */
 export const MAX_AGENT_DEPTH = 50;
 /** Longest tool call deadline, seconds (a call holds a session request and, in the loop, a caller's request). */
 export const MAX_TOOL_TIMEOUT_S = 600;
 
-const HeaderList = z
-  .array(headerNameString())
-  .max(100)
-  .default([])
-  .transform((names) => [...new Set(names.map((n) => n.toLowerCase()))]);
+const HeaderList = headerNameList({ max: 100 });
 
 /**
  * Gateway-wide filter of the caller headers virtual keys forward upstream (`allowed_extra_headers`): a non-empty

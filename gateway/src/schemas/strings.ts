@@ -106,6 +106,30 @@ export function headerNameString(max = 256) {
 }
 
 /**
+ * A list of header names, stored lower-cased and without repeats (Node lower-cases incoming header names, so the
+ * lists match case-insensitively); `refuse` says why a name may not be listed.
+ */
+export function headerNameList(opts: {
+  max: number;
+  maxChars?: number;
+  refuse?: (name: string) => string | undefined;
+}) {
+  const { refuse } = opts;
+  return z
+    .array(headerNameString(opts.maxChars))
+    .max(opts.max)
+    .superRefine((names, ctx) => {
+      if (refuse === undefined) return;
+      names.forEach((name, i) => {
+        const why = refuse(name);
+        if (why) ctx.addIssue({ code: 'custom', path: [i], message: why });
+      });
+    })
+    .transform((names) => [...new Set(names.map((n) => n.toLowerCase()))])
+    .default([]);
+}
+
+/**
  * An http(s) URL stored as written: no whitespace or control characters, which the URL parser would silently
  * drop (the stored value would not be the one used) and which Postgres jsonb may not hold.
  */

@@ -197,6 +197,9 @@ describe('the charge is in Postgres before the answer is stored', () => {
       return c.length > 0 ? c : undefined;
     });
     expect(charged).toHaveLength(1);
+    // Stored means counted too: the coordinator's usage follows the durable row, and a kill between the two would
+    // leave the live usage short until the period is reloaded from Postgres (a race of the test, not the rule).
+    await until('the charge counted', 10_000, async () => (((await usage()) ?? 0) > 0 ? true : undefined));
     await kill(a);
     await endWaitingStatements();
     await locker.query('COMMIT');
